@@ -1,0 +1,1 @@
+"""Small conversations written for hypermem (LoCoMo format), not taken from LoCoMo."""

@@ -1,0 +1,115 @@
+"""Read LoCoMo-format conversations (Maharana et al., ACL 2024) into plain dataclasses.
+
+Only the dialogue is read: ``event_summary``, ``session_summary`` and ``observation``
+are the benchmark's annotations and never reach the memory. Sessions are found by
+their turn lists (``session_N``), not by the date keys (conv-26 has 35 date keys and
+19 sessions). A turn's ``blip_caption`` (a shared photo) is kept as text.
+
+Errors: ``LocomoFormatError`` naming the conversation, session and field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from dateutil import parser as date_parser
+
+_SESSION_KEY = re.compile(r"^session_(\d+)$")
+
+
+class LocomoFormatError(ValueError):
+    """The file is not LoCoMo-shaped; the message names the offending field."""
+
+
+@dataclass
+class Message:
+    """One live or loaded message. ``timestamp`` is timezone-naive local time of the conversation."""
+
+    message_id: str
+    speaker: str
+    text: str
+    timestamp: datetime
+    session_id: str
+    image_caption: str | None = None
+
+
+@dataclass
+class Conversation:
+    """One conversation: ``sample_id`` becomes the memory_id; messages are in dialogue order."""
+
+    sample_id: str
+    speakers: list[str]
+    messages: list[Message] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> list[str]:
+        return list(dict.fromkeys(m.session_id for m in self.messages))
+
+
+def parse_session_date(value: str, where: str) -> datetime:
+    """Parse LoCoMo's ``"1:56 pm on 8 May, 2023"``. Raises ``LocomoFormatError`` naming ``where``."""
+    try:
+        return date_parser.parse(value.replace(" on ", " "), fuzzy=True)
+    except (ValueError, OverflowError, TypeError) as exc:
+        raise LocomoFormatError(f"{where}: cannot parse date {value!r}") from exc
+
+
+def conversation_from_record(record: dict) -> Conversation:
+    """One LoCoMo record (``{"sample_id", "conversation": {...}, ...}``) as a Conversation."""
+    sample_id = record.get("sample_id")
+    if not isinstance(sample_id, str) or not sample_id:
+        raise LocomoFormatError("sample_id: missing or not a string")
+    conv = record.get("conversation")
+    if not isinstance(conv, dict):
+        raise LocomoFormatError(f"{sample_id}.conversation: missing or not an object")
+    speakers = [conv[k] for k in ("speaker_a", "speaker_b") if isinstance(conv.get(k), str)]
+    sessions = sorted(
+        (int(m.group(1)), key) for key in conv if (m := _SESSION_KEY.match(key)) and isinstance(conv[key], list)
+    )
+    out = Conversation(sample_id=sample_id, speakers=speakers)
+    for number, key in sessions:
+        date_key = f"{key}_date_time"
+        if date_key not in conv:
+            raise LocomoFormatError(f"{sample_id}.{date_key}: missing")
+        when = parse_session_date(str(conv[date_key]), f"{sample_id}.{date_key}")
+        for index, turn in enumerate(conv[key]):
+            where = f"{sample_id}.{key}[{index}]"
+            for name in ("dia_id", "speaker", "text"):
+                if not isinstance(turn.get(name), str):
+                    raise LocomoFormatError(f"{where}.{name}: missing or not a string")
+            out.messages.append(
+                Message(
+                    message_id=turn["dia_id"],
+                    speaker=turn["speaker"],
+                    text=turn["text"],
+                    timestamp=when,
+                    session_id=str(number),
+                    image_caption=turn.get("blip_caption") or None,
+                )
+            )
+    return out
+
+
+def load_locomo(path: str | Path, conversations: list[str] | None = None) -> list[Conversation]:
+    """Load a LoCoMo JSON file (a list of records), optionally only the named ``sample_id``s.
+
+    Raises ``FileNotFoundError``, ``LocomoFormatError`` (bad JSON or shape; unknown id).
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise LocomoFormatError(f"{path}: not valid JSON ({exc})") from exc
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise LocomoFormatError(f"{path}: expected a list of conversations")
+    records = {str(r.get("sample_id")): r for r in data if isinstance(r, dict)}
+    wanted = conversations or list(records)
+    unknown = [c for c in wanted if c not in records]
+    if unknown:
+        raise LocomoFormatError(f"--conversation: unknown sample_id {unknown}; the file has {sorted(records)}")
+    return [conversation_from_record(records[c]) for c in wanted]

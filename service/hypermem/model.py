@@ -1,0 +1,129 @@
+"""The memory's domain objects, as plain dataclasses handed from stage to stage.
+
+Node ids are globally unique by construction: every id starts with its
+``memory_id`` (``"conv-26/turn/D1:3"``), so the per-label uniqueness constraint
+on ``id`` also guarantees uniqueness of ``(memory_id, id)``.
+
+Layers (HyperMem §3.1): Topic -> Episode -> Fact, with raw Turns underneath
+(HiGMem anchors). Elements (HingeMem §3.2): Person, Time, Location. Hyperedges
+are reified ``Hyperedge`` nodes whose ``MEMBER`` relationships carry weight w∈[0,1].
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+ElementKind = Literal["Person", "Time", "Location"]
+HyperedgeKind = Literal["topic", "episode", "segment"]
+LABELS = ("Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge", "IngestState")
+EMBEDDED_LABELS = ("Turn", "Episode", "Topic", "Fact")
+SEARCH_LABELS = EMBEDDED_LABELS
+# (label, property) pairs that carry a vector index. ``embedding`` holds the propagated vector
+# (HyperMem §3.3); ``embedding_raw`` keeps the unpropagated one for the ablation.
+VECTOR_INDEXES = (
+    ("Turn", "embedding"),
+    ("Topic", "embedding"),
+    ("Episode", "embedding"),
+    ("Episode", "embedding_raw"),
+    ("Fact", "embedding"),
+    ("Fact", "embedding_raw"),
+)
+
+
+def node_id(memory_id: str, kind: str, local: str) -> str:
+    """Globally unique node id: ``"{memory_id}/{kind}/{local}"``."""
+    return f"{memory_id}/{kind}/{local}"
+
+
+@dataclass
+class Turn:
+    """One raw dialogue turn. ``timestamp`` is ISO 8601 (seconds); ``seq`` orders turns in a memory."""
+
+    memory_id: str
+    id: str
+    dia_id: str
+    speaker: str
+    text: str
+    timestamp: str
+    session: str
+    seq: int
+    embedding: list[float] | None = None
+
+
+@dataclass
+class Element:
+    """A HingeMem element node. ``value`` is the ISO date for Time, the display name otherwise."""
+
+    memory_id: str
+    id: str
+    kind: ElementKind
+    name: str
+    value: str
+
+
+@dataclass
+class Fact:
+    """An atomic fact (HyperMem §3.1): ``content``, ``potential`` questions, ``keywords``, source turns."""
+
+    memory_id: str
+    id: str
+    episode_id: str
+    content: str
+    potential: list[str]
+    keywords: list[str]
+    date: str
+    turn_ids: list[str]
+    weight: float = 1.0
+    embedding: list[float] | None = None
+    embedding_raw: list[float] | None = None
+
+
+@dataclass
+class Episode:
+    """A segment of dialogue (HingeMem boundary rules) with title, extractive summary and span."""
+
+    memory_id: str
+    id: str
+    session: str
+    title: str
+    summary: str
+    start: str
+    end: str
+    participants: list[str]
+    turn_ids: list[str]
+    element_ids: list[str] = field(default_factory=list)
+    embedding: list[float] | None = None
+    embedding_raw: list[float] | None = None
+
+    @property
+    def text(self) -> str:
+        return f"{self.title}. {self.summary}"
+
+
+@dataclass
+class Topic:
+    """A topic groups episodes through one ``topic`` hyperedge (HyperMem §3.2)."""
+
+    memory_id: str
+    id: str
+    title: str
+    summary: str
+    episode_weights: dict[str, float]
+    embedding: list[float] | None = None
+
+
+@dataclass
+class Hyperedge:
+    """A reified hyperedge: ``owner_id`` is the Topic/Episode it belongs to; ``members`` maps id -> w."""
+
+    memory_id: str
+    id: str
+    kind: HyperedgeKind
+    owner_ids: list[str]
+    members: dict[str, float]
+
+
+def as_row(obj) -> dict:
+    """A dataclass as a plain dict for an ``UNWIND $rows`` write."""
+    return asdict(obj)

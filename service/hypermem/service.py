@@ -1,0 +1,78 @@
+"""MemoryService: the one object the CLI, the API and the benchmark use.
+
+It owns the store, the embedder and the optional LLM, and wires the ingest and
+retrieval pipelines to them. Build one per process (``MemoryService.open(settings)``)
+and ``close()`` it, or use it as a context manager.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from hypermem.config import Settings
+from hypermem.embed import Embedder
+from hypermem.ingest.locomo import Conversation, Message
+from hypermem.store import GraphStore, open_store
+
+
+class MemoryService:
+    """Facade over store + embedder (+ LLM). Thread-safe for concurrent queries."""
+
+    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder):
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.store.ensure_schema(settings.embedding_model, embedder.dimension)
+
+    @classmethod
+    def open(cls, settings: Settings | None = None, *, keep_server: bool = False) -> MemoryService:
+        """Open the configured store and embedding model. Raises ``StoreError``/``EmbeddingModelError``."""
+        settings = settings or Settings()
+        embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
+        return cls(settings, open_store(settings, keep_server=keep_server), embedder)
+
+    def __enter__(self) -> MemoryService:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    @cached_property
+    def llm(self):
+        """The LLM client, or None on the no-LLM path."""
+        if not self.settings.llm_enabled:
+            return None
+        from hypermem.llm.client import LLMClient
+
+        return LLMClient.from_settings(self.settings)
+
+    @cached_property
+    def ingestor(self):
+        from hypermem.ingest.pipeline import Ingestor
+
+        return Ingestor(self.settings, self.store, self.embedder, self.llm)
+
+    @cached_property
+    def retriever(self):
+        from hypermem.retrieve.pipeline import Retriever
+
+        return Retriever(self.settings, self.store, self.embedder, self.llm)
+
+    def ingest_conversation(self, conversation: Conversation, *, progress=None):
+        """Ingest a whole conversation into memory ``conversation.sample_id``. Returns an ``IngestReport``."""
+        return self.ingestor.ingest(conversation.sample_id, conversation.messages, progress=progress)
+
+    def ingest_messages(self, memory_id: str, messages: list[Message], *, progress=None):
+        """Ingest live messages (idempotent by ``message_id``). Returns an ``IngestReport``."""
+        return self.ingestor.ingest(memory_id, messages, progress=progress)
+
+    def query(self, memory_id: str, text: str, **overrides) -> dict:
+        """Retrieve evidence for ``text`` in ``memory_id``; see ``hypermem.retrieve.pipeline`` for the shape."""
+        return self.retriever.query(memory_id, text, **overrides)
+
+    def delete_memory(self, memory_id: str) -> int:
+        """Delete every node of ``memory_id``. Returns the number of nodes removed."""
+        return self.store.delete_memory(memory_id)

@@ -1,0 +1,190 @@
+"""The GraphStore interface: named Cypher queries, batched writes, vector and full-text search.
+
+Everything above ``hypermem.store`` talks to this class only. An engine subclass
+supplies ``run_cypher`` (one parameterised statement), ``_create_indexes``,
+``engine_version`` and ``close``; the search strategies, batching, schema check
+and memory deletion here are engine-blind.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hypermem.store import queries
+from hypermem.store.dialect import Dialect, query_terms
+
+
+class StoreError(RuntimeError):
+    """The store cannot do what was asked (engine down, schema mismatch, bad URL)."""
+
+
+class SchemaMismatch(StoreError):
+    """The store was built with another embedding model or dimension."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: node ``id`` and ``score`` (cosine similarity, or full-text relevance)."""
+
+    id: str
+    score: float
+
+
+class GraphStore(ABC):
+    """A hypergraph store on one graph engine. Use as a context manager, or call ``close()``."""
+
+    dialect: Dialect
+
+    def __init__(self, *, write_batch_size: int = 500, vector_oversample: int = 4, ef_runtime: int = 200):
+        self.write_batch_size = write_batch_size
+        self.vector_oversample = vector_oversample
+        self.ef_runtime = ef_runtime
+
+    # --- engine-specific -------------------------------------------------------------------
+    @abstractmethod
+    def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run one parameterised statement; rows as dicts keyed by the RETURN aliases."""
+
+    @abstractmethod
+    def _create_indexes(self, dimension: int) -> list[str]:
+        """Create constraints and indexes if absent; return what was created."""
+
+    @abstractmethod
+    def engine_version(self) -> str:
+        """The engine's name and version, e.g. ``"FalkorDB 4.16.3"``."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections (and stop an embedded server this process started)."""
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- named queries ---------------------------------------------------------------------
+    def query(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Run ``cypher/{name}.cypher`` with ``params``."""
+        return self.run_cypher(self.dialect.adapt(queries.load(name)), params)
+
+    def write(self, name: str, rows: Sequence[dict[str, Any]], **params: Any) -> int:
+        """Run ``cypher/{name}.cypher`` once per batch of ``rows`` (bound as ``$rows``). Returns rows written.
+
+        Write files ``MERGE`` by id, so writing the same rows twice leaves the same graph.
+        """
+        cypher = self.dialect.adapt(queries.load(name))
+        for start in range(0, len(rows), self.write_batch_size):
+            self.run_cypher(cypher, {**params, "rows": list(rows[start : start + self.write_batch_size])})
+        return len(rows)
+
+    # --- schema ----------------------------------------------------------------------------
+    def ensure_schema(self, embedding_model: str, dimension: int) -> None:
+        """Create indexes and record the embedding model; refuse a different dimension.
+
+        Raises ``SchemaMismatch`` when the store was built with another dimension: mixing
+        vectors of two models would silently corrupt every vector search.
+        """
+        rows = self.query("schema/get_meta")
+        if rows and rows[0]["dimension"] is not None and int(rows[0]["dimension"]) != dimension:
+            raise SchemaMismatch(
+                f"store was built with {rows[0]['embedding_model']} ({rows[0]['dimension']} dimensions); "
+                f"the configured model {embedding_model} has {dimension}. Use another store, or delete this one."
+            )
+        self._create_indexes(dimension)
+        if not rows:
+            self.query("schema/set_meta", embedding_model=embedding_model, dimension=dimension)
+
+    def meta(self) -> dict[str, Any] | None:
+        """``{"embedding_model", "dimension"}`` recorded by ``ensure_schema``, or None."""
+        rows = self.query("schema/get_meta")
+        return rows[0] if rows else None
+
+    @abstractmethod
+    def indexes(self) -> list[dict[str, Any]]:
+        """Every index as ``{"label", "property", "type"}`` (type: RANGE, VECTOR, FULLTEXT)."""
+
+    # --- search ----------------------------------------------------------------------------
+    def vector_search(
+        self,
+        label: str,
+        memory_id: str,
+        vector: Sequence[float],
+        k: int,
+        *,
+        prop: str = "embedding",
+        candidates: Iterable[str] | None = None,
+    ) -> list[Hit]:
+        """Top-``k`` nodes of ``label`` in ``memory_id`` by cosine similarity to ``vector``.
+
+        With ``candidates``, scores exactly within those ids. Otherwise asks the native
+        ANN index for ``k * vector_oversample`` neighbours, filters to the memory, and
+        falls back to exact cosine over the memory when filtering starved the result
+        (a global index returns the global top-k: other memories can crowd this one out).
+        """
+        if k <= 0:
+            return []
+        vector = [float(x) for x in vector]
+        if candidates is not None:
+            ids = list(dict.fromkeys(candidates))
+            if not ids:
+                return []
+            rows = self.run_cypher(
+                self.dialect.vector_exact(label, prop, candidates=True),
+                {"ids": ids, "memory_id": memory_id, "vector": vector, "k": k},
+            )
+            return [Hit(r["id"], float(r["score"])) for r in rows]
+        kk = k * self.vector_oversample
+        rows = self.run_cypher(
+            self.dialect.vector_ann(label, prop), {"kk": kk, "memory_id": memory_id, "vector": vector, "k": k}
+        )
+        if len(rows) < k:
+            rows = self.run_cypher(
+                self.dialect.vector_exact(label, prop, candidates=False),
+                {"memory_id": memory_id, "vector": vector, "k": k},
+            )
+        return [Hit(r["id"], float(r["score"])) for r in rows]
+
+    def fulltext_search(
+        self, label: str, memory_id: str, text: str, k: int, *, candidates: Iterable[str] | None = None
+    ) -> list[Hit]:
+        """Top-``k`` nodes of ``label`` in ``memory_id`` by full-text relevance (BM25/TF-IDF).
+
+        Any user text is safe: it is reduced to word terms and OR-ed. Returns ``[]`` when
+        no searchable term is left (empty string, punctuation, emoji, stop words only).
+        """
+        terms = query_terms(text)
+        if not terms or k <= 0:
+            return []
+        params: dict[str, Any] = {"text": self.dialect.fulltext_text(terms), "memory_id": memory_id, "k": k}
+        if candidates is not None:
+            params["ids"] = list(dict.fromkeys(candidates))
+            if not params["ids"]:
+                return []
+        rows = self.run_cypher(self.dialect.fulltext(label, candidates is not None), params)
+        return [Hit(r["id"], float(r["score"])) for r in rows]
+
+    # --- lifecycle of a memory -------------------------------------------------------------
+    def delete_memory(self, memory_id: str) -> int:
+        """Remove every node of ``memory_id`` (and so every relationship touching one). Returns nodes removed."""
+        removed = 0
+        while True:
+            rows = self.query("maintain/delete_memory_batch", memory_id=memory_id, limit=5000)
+            count = int(rows[0]["deleted"]) if rows else 0
+            removed += count
+            if count == 0:
+                return removed
+
+    def memory_ids(self) -> list[str]:
+        """Every memory_id that has at least one Turn."""
+        return [r["memory_id"] for r in self.query("maintain/memory_ids")]
+
+    def counts(self, memory_id: str) -> dict[str, int]:
+        """Nodes per label and hyperedge memberships of one memory."""
+        rows = self.query("maintain/count_nodes", memory_id=memory_id)
+        out = {r["label"]: int(r["count"]) for r in rows}
+        out["memberships"] = int(self.query("maintain/count_memberships", memory_id=memory_id)[0]["count"])
+        return out

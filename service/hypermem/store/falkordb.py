@@ -1,0 +1,89 @@
+"""GraphStore on FalkorDB through its own client (its Bolt endpoint is not usable).
+
+Constraints go through ``GRAPH.CONSTRAINT`` (after the range index they need);
+index DDL that already exists is skipped. Python datetimes are never sent as
+parameters (they break FalkorDB queries): timestamps travel as ISO strings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import redis
+from falkordb import FalkorDB
+
+from hypermem.model import LABELS
+from hypermem.store.base import GraphStore, StoreError
+from hypermem.store.dialect import FalkorDialect
+from hypermem.store.embedded import EmbeddedFalkorDB
+
+_ALREADY = ("already indexed", "already exists", "already has")
+
+
+class FalkorDBStore(GraphStore):
+    """The embedded default: ``falkordb:///PATH`` starts (or joins) a server on PATH."""
+
+    dialect = FalkorDialect()
+
+    def __init__(self, data_dir: str | Path, graph_name: str = "hypermem", *, keep_server: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.server = EmbeddedFalkorDB(Path(data_dir))
+        self.keep_server = keep_server
+        socket_path = self.server.start()
+        self.db = FalkorDB(unix_socket_path=str(socket_path))
+        self.graph_name = graph_name
+        self.graph = self.db.select_graph(graph_name)
+
+    def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        try:
+            result = self.graph.query(cypher, params or None)
+        except redis.ConnectionError as exc:
+            raise StoreError(f"FalkorDB is not reachable: {exc}") from exc
+        columns = [column[1] for column in result.header]
+        return [dict(zip(columns, row)) for row in result.result_set]
+
+    def _create_indexes(self, dimension: int) -> list[str]:
+        created = []
+        for statement in self.dialect.index_statements(dimension, self.ef_runtime):
+            try:
+                self.graph.query(statement)
+                created.append(statement)
+            except redis.ResponseError as exc:
+                if not any(marker in str(exc) for marker in _ALREADY):
+                    raise StoreError(f"{statement}: {exc}") from exc
+        for label in LABELS:
+            try:
+                self.db.connection.execute_command(
+                    "GRAPH.CONSTRAINT", "CREATE", self.graph_name, "UNIQUE", "NODE", label, "PROPERTIES", 1, "id"
+                )
+                created.append(f"UNIQUE {label}.id")
+            except redis.ResponseError as exc:
+                if not any(marker in str(exc) for marker in _ALREADY):
+                    raise StoreError(f"unique constraint on {label}.id: {exc}") from exc
+        return created
+
+    def indexes(self) -> list[dict[str, Any]]:
+        rows = self.run_cypher("CALL db.indexes() YIELD label, properties, types RETURN label, properties, types")
+        out = []
+        for row in rows:
+            for prop in row["properties"]:
+                for kind in row["types"].get(prop, []):
+                    out.append({"label": row["label"], "property": prop, "type": kind})
+        return out
+
+    def engine_version(self) -> str:
+        for module in self.db.connection.execute_command("MODULE", "LIST"):
+            fields = dict(zip(module[::2], module[1::2]))
+            name = fields.get(b"name", fields.get("name"))
+            if name in (b"graph", "graph"):
+                version = int(fields.get(b"ver", fields.get("ver")))
+                return f"FalkorDB {version // 10000}.{version // 100 % 100}.{version % 100}"
+        return "FalkorDB (unknown version)"
+
+    def close(self) -> None:
+        try:
+            self.db.connection.close()
+        finally:
+            if not self.keep_server:
+                self.server.stop()
