@@ -1,0 +1,5 @@
+// Delete one key of a tenant. $id, $tenant
+MATCH (k:ApiKey {id: $id})
+WHERE k.tenant = $tenant
+DELETE k
+RETURN count(*) AS revoked

@@ -1,0 +1,4 @@
+// One topic of a memory. $memory_id, $topic_id
+MATCH (t:Topic {id: $topic_id})
+WHERE t.memory_id = $memory_id
+RETURN t.id AS id, t.title AS title, t.summary AS summary

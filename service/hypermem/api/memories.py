@@ -1,0 +1,125 @@
+"""Memory routes: ingest messages, query, explain a past query, job status, delete."""
+
+from __future__ import annotations
+
+import json
+
+from flask import url_for
+from flask_smorest import Blueprint, abort
+
+from hypermem.api import auth
+from hypermem.api.jobs import to_json
+from hypermem.api.schemas import (
+    DeletedSchema,
+    IngestRequestSchema,
+    IngestResponseSchema,
+    JobSchema,
+    MemoryListSchema,
+    MemorySchema,
+    QueryRequestSchema,
+    QueryResultSchema,
+)
+from hypermem.api.state import state
+from hypermem.ingest.locomo import Message
+
+blp = Blueprint("memories", __name__, url_prefix="/v1", description="Ingest, query, explain and delete memories.")
+
+
+@blp.route("/memories", methods=["GET"])
+@blp.response(200, MemoryListSchema)
+def list_memories():
+    """The memories of the calling tenant."""
+    return {"memories": auth.tenant_memories(state().store, auth.require_tenant())}
+
+
+@blp.route("/memories/<memory_id:memory_id>", methods=["GET"])
+@blp.response(200, MemorySchema)
+def get_memory(memory_id: str):
+    """One memory with its node counts per label."""
+    owner = auth.authorize_memory(state().store, memory_id)
+    return {"memory_id": memory_id, "created_at": owner["created_at"], "counts": state().store.counts(memory_id)}
+
+
+@blp.route("/memories/<memory_id:memory_id>", methods=["DELETE"])
+@blp.response(200, DeletedSchema)
+def delete_memory(memory_id: str):
+    """Delete a memory: every node carrying its memory_id (turns to topics, stored queries, jobs, owner)."""
+    auth.authorize_memory(state().store, memory_id)
+    jobs = state().jobs
+    with jobs.lock:
+        deleted = state().service.delete_memory(memory_id)
+    return {"memory_id": memory_id, "deleted_nodes": deleted}
+
+
+@blp.route("/memories/<memory_id:memory_id>/messages", methods=["POST"])
+@blp.arguments(IngestRequestSchema)
+@blp.response(200, IngestResponseSchema)
+@blp.alt_response(202, schema=IngestResponseSchema, description="Queued: poll GET /v1/jobs/{job_id}.")
+def ingest(body: dict, memory_id: str):
+    """Ingest a batch of messages (idempotent by message_id).
+
+    The first write to an unused memory_id makes it the caller's. Batches of up to the
+    synchronous limit (50 by default) are ingested before answering (200, with the report);
+    larger ones are queued (202, with a job id to poll).
+    """
+    current = state()
+    limit = current.settings.max_message_chars
+    for index, message in enumerate(body["messages"]):
+        if len(message["text"]) > limit:
+            abort(422, message=f"a message longer than {limit} characters",
+                  errors={"json": {"messages": {str(index): {"text": [f"longer than {limit} characters"]}}}})
+    auth.authorize_memory(current.store, memory_id, claim=True)
+    messages = [Message(**message) for message in body["messages"]]
+    if len(messages) <= current.sync_batch_limit:
+        report = current.jobs.ingest_now(memory_id, messages)
+        return {"memory_id": memory_id, "status": "done", "messages": len(messages), "job_id": None, "report": report}
+    job_id = current.jobs.submit(memory_id, messages)
+    body = {"memory_id": memory_id, "status": "queued", "messages": len(messages), "job_id": job_id, "report": None}
+    return body, 202, {"Location": url_for("memories.get_job", job_id=job_id)}
+
+
+@blp.route("/jobs/<hex_id:job_id>", methods=["GET"])
+@blp.response(200, JobSchema)
+def get_job(job_id: str):
+    """Status of a background ingest job (queued, running, done with its report, or failed with the error)."""
+    current = state()
+    auth.require_tenant()
+    job = current.jobs.get(job_id)
+    missing = f"no job {job_id!r}"
+    if job is None:
+        abort(404, message=missing)
+    auth.authorize_memory(current.store, job["memory_id"], not_found=missing)
+    return job
+
+
+@blp.route("/memories/<memory_id:memory_id>/query", methods=["POST"])
+@blp.arguments(QueryRequestSchema)
+@blp.response(200, QueryResultSchema)
+def query(body: dict, memory_id: str):
+    """Retrieve evidence for a question: topics, episodes, facts and turns, each with the path that
+    reached it, the stopping decision, the context, and an answer when an LLM is configured.
+    The result is stored; ``GET /v1/queries/{query_id}/explanation`` returns it later."""
+    current = state()
+    auth.authorize_memory(current.store, memory_id)
+    text = body.pop("query")
+    result = current.service.query(memory_id, text, **body)
+    result = json.loads(to_json({**result, "created_at": auth.utcnow()}))
+    current.store.query(
+        "api/save_query", id=result["query_id"], memory_id=memory_id, query=text,
+        created_at=result["created_at"], result=to_json(result),
+    )
+    return result
+
+
+@blp.route("/queries/<record_id:query_id>/explanation", methods=["GET"])
+@blp.response(200, QueryResultSchema)
+def explanation(query_id: str):
+    """A past query's full result: analysis, evidence with paths, stop decision, context and answer."""
+    current = state()
+    auth.require_tenant()
+    rows = current.store.query("api/get_query", id=query_id)
+    missing = f"no query {query_id!r}"
+    if not rows:
+        abort(404, message=missing)
+    auth.authorize_memory(current.store, rows[0]["memory_id"], not_found=missing)
+    return json.loads(rows[0]["result"])

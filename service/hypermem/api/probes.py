@@ -1,0 +1,40 @@
+"""Liveness and readiness probes (no key needed)."""
+
+from __future__ import annotations
+
+import logging
+
+from flask_smorest import Blueprint, abort
+
+from hypermem.api.state import state
+
+from hypermem.api.schemas import HealthSchema, ReadySchema
+
+log = logging.getLogger(__name__)
+
+blp = Blueprint("probes", __name__, url_prefix="/v1", description="Liveness and readiness (no key needed).")
+
+
+@blp.route("/health", methods=["GET"])
+@blp.doc(security=[])
+@blp.response(200, HealthSchema)
+def health():
+    """Liveness: the process answers."""
+    return {"status": "ok"}
+
+
+@blp.route("/ready", methods=["GET"])
+@blp.doc(security=[])
+@blp.response(200, ReadySchema)
+def ready():
+    """Readiness: the graph store answers and carries this service's schema (503 otherwise)."""
+    store = state().store
+    try:
+        meta = store.meta()
+        engine = store.engine_version()
+    except Exception as exc:  # noqa: BLE001 - any failure of the store means "not ready"
+        log.warning("readiness check failed: %s", exc)
+        abort(503, message="the graph store is not reachable")
+    if not meta:
+        abort(503, message="the graph store has no hypermem schema yet")
+    return {"status": "ready", "engine": engine, "embedding_model": meta["embedding_model"]}

@@ -1,0 +1,332 @@
+"""Marshmallow schemas of every request and response body; the OpenAPI document is generated from them.
+
+Request schemas reject unknown fields (422 naming the field). Strings refuse NUL characters,
+which no graph engine accepts inside a parameter. Timestamps are ISO 8601; a timezone, when
+given, is dropped and the wall-clock time kept (the memory reasons in conversation-local time).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from marshmallow import RAISE, Schema, ValidationError, fields, post_dump, post_load, validate, validates_schema
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
+TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+EARLIEST = datetime(1900, 1, 1)
+LATEST = datetime(2200, 1, 1)
+
+
+def _no_nul(value: str) -> None:
+    if "\x00" in value:
+        raise ValidationError("must not contain NUL characters")
+
+
+class Text(fields.String):
+    """A string without NUL characters, bounded to ``max_length`` characters."""
+
+    def __init__(self, *, min_length: int = 0, max_length: int = 20_000, **kwargs):
+        validators = [validate.Length(min=min_length, max=max_length), _no_nul]
+        super().__init__(validate=validators, **kwargs)
+
+
+class RequestSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+class PassThroughSchema(Schema):
+    """Dumps the declared fields, and keeps any other key of the object as it is (forward compatible)."""
+
+    @post_dump(pass_original=True)
+    def _keep_extra(self, data: dict, original, **kwargs) -> dict:
+        if isinstance(original, dict):
+            for key, value in original.items():
+                data.setdefault(key, value)
+        return data
+
+
+# --- ingest ----------------------------------------------------------------------------------
+class MessageSchema(RequestSchema):
+    message_id = Text(required=True, min_length=1, max_length=200, metadata={"description": "Unique within the memory; re-sending it is a no-op."})
+    speaker = Text(required=True, min_length=1, max_length=200)
+    text = Text(
+        required=True,
+        max_length=1_000_000,
+        metadata={"description": "The utterance (at most Settings.max_message_chars). May be empty with an image_caption."},
+    )
+    timestamp = fields.DateTime(required=True, metadata={"description": "ISO 8601; a timezone is dropped (wall-clock time kept)."})
+    session_id = Text(min_length=1, max_length=200, load_default=None, metadata={"description": "Defaults to the timestamp's date."})
+    image_caption = Text(max_length=2_000, load_default=None, allow_none=True, metadata={"description": "Caption of a shared image."})
+
+    @validates_schema
+    def _has_content(self, data: dict, **kwargs) -> None:
+        if not data.get("text", "").strip() and not (data.get("image_caption") or "").strip():
+            raise ValidationError("text or image_caption must be non-blank", "text")
+
+    @post_load
+    def _normalise(self, data: dict, **kwargs) -> dict:
+        when = data["timestamp"].replace(tzinfo=None)
+        if not EARLIEST <= when < LATEST:
+            raise ValidationError(f"must be between {EARLIEST.year} and {LATEST.year}", "timestamp")
+        data["timestamp"] = when
+        data["session_id"] = data["session_id"] or when.date().isoformat()
+        return data
+
+
+class IngestRequestSchema(RequestSchema):
+    messages = fields.List(fields.Nested(MessageSchema), required=True, validate=validate.Length(min=1, max=20_000))
+
+    @validates_schema
+    def _unique_ids(self, data: dict, **kwargs) -> None:
+        seen: set[str] = set()
+        for index, message in enumerate(data.get("messages", [])):
+            if message["message_id"] in seen:
+                raise ValidationError({"messages": {index: {"message_id": ["repeats an earlier message_id in this batch"]}}})
+            seen.add(message["message_id"])
+
+
+class IngestResponseSchema(Schema):
+    memory_id = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["done", "queued"]))
+    messages = fields.Integer(required=True, metadata={"description": "Messages in the batch."})
+    job_id = fields.String(allow_none=True, metadata={"description": "Set when the batch was queued (202)."})
+    report = fields.Dict(allow_none=True, metadata={"description": "The ingest report, when done synchronously (200)."})
+
+
+class JobSchema(Schema):
+    job_id = fields.String(required=True)
+    memory_id = fields.String(required=True)
+    status = fields.String(required=True, validate=validate.OneOf(["queued", "running", "done", "failed"]))
+    messages = fields.Integer(required=True)
+    created_at = fields.String(required=True)
+    updated_at = fields.String(required=True)
+    report = fields.Dict(allow_none=True)
+    error = fields.String(allow_none=True)
+
+
+# --- query -----------------------------------------------------------------------------------
+class QueryRequestSchema(RequestSchema):
+    query = Text(required=True, min_length=1, max_length=4_000)
+    k_topic = fields.Integer(validate=validate.Range(1, 200))
+    k_episode = fields.Integer(validate=validate.Range(1, 200))
+    k_fact = fields.Integer(validate=validate.Range(1, 500))
+    turn_budget = fields.Integer(validate=validate.Range(1, 200), metadata={"description": "Most turns returned."})
+    stopping = fields.String(validate=validate.OneOf(["adaptive", "fixed"]))
+
+
+class PathStepSchema(PassThroughSchema):
+    level = fields.String(required=True, metadata={"description": "query | topic | hyperedge | episode | fact | turn"})
+    id = fields.String(allow_none=True)
+    score = fields.Float(allow_none=True)
+    weight = fields.Float(allow_none=True)
+
+
+class EvidenceSchema(PassThroughSchema):
+    id = fields.String(required=True)
+    score = fields.Float(allow_none=True)
+    path = fields.List(fields.Nested(PathStepSchema), metadata={"description": "How retrieval reached this item."})
+
+
+class QueryResultSchema(Schema):
+    query_id = fields.String(required=True)
+    memory_id = fields.String(required=True)
+    query = fields.String(required=True)
+    created_at = fields.String(metadata={"description": "When the query ran (UTC, ISO 8601)."})
+    analysis = fields.Dict()
+    topics = fields.List(fields.Nested(EvidenceSchema))
+    episodes = fields.List(fields.Nested(EvidenceSchema))
+    facts = fields.List(fields.Nested(EvidenceSchema))
+    turns = fields.List(fields.Nested(EvidenceSchema))
+    stop = fields.Dict(allow_none=True)
+    rerank = fields.Raw(allow_none=True)
+    context = fields.String(allow_none=True)
+    context_tokens = fields.Integer(allow_none=True)
+    answer = fields.String(allow_none=True, metadata={"description": "Set when an LLM is configured."})
+    timings_ms = fields.Dict(keys=fields.String(), values=fields.Float())
+
+
+# --- memories --------------------------------------------------------------------------------
+class MemorySchema(Schema):
+    memory_id = fields.String(required=True)
+    created_at = fields.String(allow_none=True, metadata={"description": "When its owner first wrote to it."})
+    counts = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={"description": "Nodes per label."})
+
+
+class MemoryRefSchema(Schema):
+    memory_id = fields.String(required=True)
+    created_at = fields.String(allow_none=True)
+
+
+class MemoryListSchema(Schema):
+    memories = fields.List(fields.Nested(MemoryRefSchema), required=True)
+
+
+class DeletedSchema(Schema):
+    memory_id = fields.String(required=True)
+    deleted_nodes = fields.Integer(required=True)
+
+
+# --- browse ----------------------------------------------------------------------------------
+class PageArgsSchema(RequestSchema):
+    offset = fields.Integer(load_default=0, validate=validate.Range(0, 1_000_000))
+    limit = fields.Integer(load_default=50, validate=validate.Range(1, 500))
+
+
+class TopicSummarySchema(Schema):
+    id = fields.String(required=True)
+    title = fields.String(allow_none=True)
+    summary = fields.String(allow_none=True)
+    episodes = fields.Integer(metadata={"description": "Episodes in the topic's hyperedge."})
+    first = fields.String(allow_none=True, metadata={"description": "Start of its earliest episode."})
+    last = fields.String(allow_none=True, metadata={"description": "End of its latest episode."})
+
+
+class TopicListSchema(Schema):
+    topics = fields.List(fields.Nested(TopicSummarySchema), required=True)
+
+
+class EpisodeSummarySchema(Schema):
+    id = fields.String(required=True)
+    title = fields.String(allow_none=True)
+    summary = fields.String(allow_none=True)
+    session = fields.String(allow_none=True)
+    start = fields.String(allow_none=True)
+    end = fields.String(allow_none=True)
+    participants = fields.List(fields.String())
+    weight = fields.Float(allow_none=True, metadata={"description": "Membership weight in the topic hyperedge."})
+    hyperedge_id = fields.String(allow_none=True)
+
+
+class TopicDetailSchema(Schema):
+    id = fields.String(required=True)
+    title = fields.String(allow_none=True)
+    summary = fields.String(allow_none=True)
+    episodes = fields.List(fields.Nested(EpisodeSummarySchema), required=True)
+
+
+class FactSchema(Schema):
+    id = fields.String(required=True)
+    content = fields.String(allow_none=True)
+    date = fields.String(allow_none=True)
+    potential = fields.List(fields.String())
+    keywords = fields.List(fields.String())
+    weight = fields.Float(allow_none=True)
+    hyperedge_id = fields.String(allow_none=True)
+    turn_ids = fields.List(fields.String())
+
+
+class TurnSchema(Schema):
+    id = fields.String(required=True)
+    dia_id = fields.String(allow_none=True)
+    speaker = fields.String(allow_none=True)
+    text = fields.String(allow_none=True)
+    timestamp = fields.String(allow_none=True)
+    session = fields.String(allow_none=True)
+    seq = fields.Integer(allow_none=True)
+
+
+class ElementSchema(Schema):
+    id = fields.String(required=True)
+    kind = fields.String(allow_none=True, metadata={"description": "Person | Time | Location"})
+    name = fields.String(allow_none=True)
+    value = fields.String(allow_none=True)
+    weight = fields.Float(allow_none=True)
+    hyperedge_id = fields.String(allow_none=True)
+
+
+class EpisodeDetailSchema(EpisodeSummarySchema):
+    facts = fields.List(fields.Nested(FactSchema), required=True)
+    turns = fields.List(fields.Nested(TurnSchema), required=True)
+    elements = fields.List(fields.Nested(ElementSchema), required=True)
+
+
+class PersonSchema(Schema):
+    id = fields.String(required=True)
+    name = fields.String(allow_none=True)
+    salience = fields.Float(allow_none=True)
+    frequency = fields.Float(allow_none=True)
+    episodes = fields.Integer()
+
+
+class PeopleSchema(Schema):
+    people = fields.List(fields.Nested(PersonSchema), required=True)
+
+
+class TimelineArgsSchema(RequestSchema):
+    start = fields.Date(data_key="from", load_default=None, metadata={"description": "First day (YYYY-MM-DD), inclusive."})
+    end = fields.Date(data_key="to", load_default=None, metadata={"description": "Last day (YYYY-MM-DD), inclusive."})
+
+    @validates_schema
+    def _ordered(self, data: dict, **kwargs) -> None:
+        if data.get("start") and data.get("end") and data["start"] > data["end"]:
+            raise ValidationError("must not be before 'from'", "to")
+
+
+class TimelineItemSchema(Schema):
+    kind = fields.String(required=True, metadata={"description": "episode | fact"})
+    id = fields.String(required=True)
+    date = fields.String(allow_none=True)
+    title = fields.String(allow_none=True)
+    text = fields.String(allow_none=True)
+    episode_id = fields.String(allow_none=True)
+
+
+class TimelineSchema(Schema):
+    person = fields.String(required=True)
+    items = fields.List(fields.Nested(TimelineItemSchema), required=True)
+
+
+class HyperedgeArgsSchema(RequestSchema):
+    node_id = Text(required=True, min_length=1, max_length=400, metadata={"description": "Id of a Topic, Episode, Fact or element."})
+
+
+class NodeRefSchema(Schema):
+    id = fields.String(required=True)
+    label = fields.String(allow_none=True)
+    caption = fields.String(allow_none=True)
+    weight = fields.Float(allow_none=True)
+
+
+class HyperedgeSchema(Schema):
+    id = fields.String(required=True)
+    kind = fields.String(allow_none=True, metadata={"description": "topic | episode | segment"})
+    role = fields.String(required=True, metadata={"description": "owner | member: how the node takes part."})
+    weight = fields.Float(allow_none=True, metadata={"description": "The node's member weight (role member)."})
+    owners = fields.List(fields.Nested(NodeRefSchema))
+    members = fields.List(fields.Nested(NodeRefSchema))
+
+
+class NodeHyperedgesSchema(Schema):
+    node = fields.Nested(NodeRefSchema, required=True)
+    hyperedges = fields.List(fields.Nested(HyperedgeSchema), required=True)
+
+
+# --- tenants and keys ------------------------------------------------------------------------
+class KeyCreatedSchema(Schema):
+    tenant = fields.String(required=True)
+    key_id = fields.String(required=True)
+    key = fields.String(required=True, metadata={"description": "The bearer key. Shown once; only its hash is stored."})
+    created_at = fields.String(required=True)
+
+
+class KeyRevokedSchema(Schema):
+    tenant = fields.String(required=True)
+    key_id = fields.String(required=True)
+    revoked = fields.Boolean(required=True)
+
+
+class AssignedSchema(Schema):
+    tenant = fields.String(required=True)
+    memory_id = fields.String(required=True)
+
+
+# --- probes ----------------------------------------------------------------------------------
+class HealthSchema(Schema):
+    status = fields.String(required=True)
+
+
+class ReadySchema(Schema):
+    status = fields.String(required=True)
+    engine = fields.String(allow_none=True)
+    embedding_model = fields.String(allow_none=True)
