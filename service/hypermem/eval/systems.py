@@ -1,0 +1,140 @@
+"""The systems the benchmark compares: hypermem and its ablations, turn-level baselines, full context.
+
+Every system maps ``(service, conversation turns, question)`` to a ``Retrieved``: the dia_ids
+whose own words reach the context, the context string, its token count (the embedding
+model's WordPiece tokens) and the retrieval wall time in milliseconds.
+
+- ``hypermem`` and ablations call ``MemoryService.query`` with overrides. Returned turns are
+  the union of ``turns[].dia_id`` and ``facts[].source_dia_ids``; episode summaries earn no
+  turns but their tokens are in ``context_tokens``.
+- Baselines rank the conversation's Turn nodes by BM25 (full-text index), dense (vector
+  index) or both fused with RRF (k = ``Settings.rrf_k``), and keep the top ``k``.
+- ``full-context`` returns every turn (recall 1.0 by definition) at zero latency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from hypermem.ingest.locomo import Conversation
+from hypermem.ingest.turns import turn_text
+from hypermem.model import node_id
+from hypermem.retrieve.fusion import rrf
+
+if TYPE_CHECKING:
+    from hypermem.service import MemoryService
+
+# Hybrid fuses each ranker's top (HYBRID_POOL × k) before cutting at k.
+HYBRID_POOL = 4
+BUDGETS = (8, 25)
+ABLATIONS = {
+    "hypermem": {},
+    "hypermem-no-topic": {"use_topics": False},
+    "hypermem-flat": {"flat": True},
+    "hypermem-no-propagation": {"propagation": False},
+    "hypermem-fixed-k": {"stopping": "fixed"},
+}
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """One retrieval: ``returned`` dia_ids in rank order, ``context`` text, its tokens, latency (ms)."""
+
+    returned: list[str]
+    context: str
+    context_tokens: int
+    latency_ms: float
+
+
+class ConversationTurns:
+    """A conversation's turns as context lines (``[date] speaker: text``) with their token counts."""
+
+    def __init__(self, conversation: Conversation, count_tokens):
+        self.memory_id = conversation.sample_id
+        self._prefix = node_id(self.memory_id, "turn", "")
+        self.lines = {
+            m.message_id: f"[{m.timestamp:%d %B %Y}] {m.speaker}: {turn_text(m)}" for m in conversation.messages
+        }
+        self.tokens = {dia_id: count_tokens(line) for dia_id, line in self.lines.items()}
+
+    def dia_id(self, turn_node_id: str) -> str:
+        """``"conv-30/turn/D1:3"`` -> ``"D1:3"``."""
+        return turn_node_id.removeprefix(self._prefix)
+
+    def retrieved(self, dia_ids: list[str], latency_ms: float) -> Retrieved:
+        """A Retrieved whose context is the given turns' lines, in the given order."""
+        return Retrieved(
+            dia_ids, "\n".join(self.lines[d] for d in dia_ids), sum(self.tokens[d] for d in dia_ids), latency_ms
+        )
+
+
+class System(Protocol):
+    name: str
+
+    def retrieve(self, svc: MemoryService, turns: ConversationTurns, question: str) -> Retrieved: ...
+
+
+def returned_turns(result: dict) -> list[str]:
+    """dia_ids whose words reach a query result's context: its turns, then its facts' source turns (no repeats)."""
+    returned = [t["dia_id"] for t in result["turns"]]
+    returned += [d for f in result["facts"] for d in f["source_dia_ids"]]
+    return list(dict.fromkeys(returned))
+
+
+@dataclass(frozen=True)
+class HyperMemSystem:
+    """``MemoryService.query`` with ``overrides`` (see ``ABLATIONS``)."""
+
+    name: str
+    overrides: dict = field(default_factory=dict)
+
+    def retrieve(self, svc: MemoryService, turns: ConversationTurns, question: str) -> Retrieved:
+        start = perf_counter()
+        result = svc.query(turns.memory_id, question, **self.overrides)
+        latency = (perf_counter() - start) * 1000
+        return Retrieved(returned_turns(result), result["context"], int(result["context_tokens"]), latency)
+
+
+@dataclass(frozen=True)
+class TurnBaseline:
+    """Top-``k`` turns by ``method``: ``bm25``, ``dense`` or ``hybrid`` (RRF of both)."""
+
+    method: Literal["bm25", "dense", "hybrid"]
+    k: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.method}@{self.k}"
+
+    def retrieve(self, svc: MemoryService, turns: ConversationTurns, question: str) -> Retrieved:
+        start = perf_counter()
+        pool = self.k * HYBRID_POOL if self.method == "hybrid" else self.k
+        rankings = {}
+        if self.method in ("bm25", "hybrid"):
+            rankings["bm25"] = svc.store.fulltext_search("Turn", turns.memory_id, question, pool)
+        if self.method in ("dense", "hybrid"):
+            vector = svc.embedder.encode_one(question)
+            rankings["dense"] = svc.store.vector_search("Turn", turns.memory_id, vector, pool)
+        ids = [f.id for f in rrf(rankings, k=svc.settings.rrf_k)][: self.k]
+        latency = (perf_counter() - start) * 1000
+        return turns.retrieved([turns.dia_id(i) for i in ids], latency)
+
+
+@dataclass(frozen=True)
+class FullContext:
+    """Every turn of the conversation, in dialogue order; no retrieval, so zero latency."""
+
+    name: str = "full-context"
+
+    def retrieve(self, svc: MemoryService, turns: ConversationTurns, question: str) -> Retrieved:
+        return turns.retrieved(list(turns.lines), 0.0)
+
+
+def default_systems() -> list[System]:
+    """hypermem, its ablations, the six turn baselines (k = 8, 25) and full context, in report order."""
+    systems: list[System] = [HyperMemSystem(name, overrides) for name, overrides in ABLATIONS.items()]
+    systems += [TurnBaseline(method, k) for k in BUDGETS for method in ("bm25", "dense", "hybrid")]
+    systems.append(FullContext())
+    return systems
