@@ -54,7 +54,7 @@ class Settings(BaseSettings):
     # --- ingest ------------------------------------------------------------------------
     propagation_lambda: float = Field(default=0.5, ge=0.0, le=2.0, description="HyperMem §3.3 λ.")
     segment_merge_jaccard: float = Field(default=0.8, ge=0.0, le=1.0, description="HingeMem hyperedge merge threshold.")
-    topic_join_similarity: float = Field(default=0.45, ge=-1.0, le=1.0)
+    topic_join_similarity: float = Field(default=0.6, ge=-1.0, le=1.0)
     max_message_chars: int = Field(default=20_000, ge=1)
 
     # --- retrieval ---------------------------------------------------------------------
@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     k_fact: int = Field(default=30, ge=1, le=500)
     stopping: Literal["adaptive", "fixed"] = "adaptive"
     turn_budget: int = Field(default=10, ge=1, le=200, description="Most turns one answer returns (HiGMem: ~8).")
+    reranker_model: str | None = Field(
+        default=None, description="Optional sentence-transformers CrossEncoder directory or package (offline)."
+    )
 
     # --- API ---------------------------------------------------------------------------
     admin_key: str | None = Field(default=None, description="Bearer key that may create tenant keys.")

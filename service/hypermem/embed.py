@@ -79,4 +79,4 @@ class Embedder:
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under this model's WordPiece tokenizer (no truncation)."""
-        return len(self._model.tokenizer(text, add_special_tokens=False, truncation=False)["input_ids"])
+        return len(self._model.tokenizer(text, add_special_tokens=False, truncation=False, verbose=False)["input_ids"])

@@ -1,0 +1,141 @@
+"""Stage 4: atomic facts of an episode (HyperMem §3.1): content, potential, keywords, source turns, date.
+
+No-LLM ``TurnFactExtractor``: every content-bearing turn becomes one self-contained
+statement that names the speaker and the date it was said, with relative dates spelled
+out ("yesterday (7 May 2023)"), YAKE keywords, and template ``potential`` questions built
+from the keywords and elements. A short answer to the other speaker's question carries
+that question with it, so "Yes, last week!" stays findable.
+``LLMFactExtractor`` asks the LLM (``hypermem.llm.prompts.extract_facts``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from hypermem.ingest.elements import TurnElements, annotate_dates
+from hypermem.ingest.keywords import KeywordExtractor
+from hypermem.model import Turn
+
+_WORD = re.compile(r"[A-Za-z]{3,}")
+_PHATIC = {"thanks", "thank", "bye", "hey", "hello", "haha", "cool", "wow", "great", "awesome", "nice", "sure",
+           "yeah", "yes", "okay", "take", "care", "see", "talk", "later", "soon", "you", "too", "glad", "good"}  # fmt: skip
+
+
+@dataclass
+class FactDraft:
+    """A fact before ids and embeddings.
+
+    ``embed_text`` is what the dense index sees; when None the vector is derived from the
+    source turns' vectors (plus ``context_turn_id``'s, the question it answers), which costs
+    no model call.
+    """
+
+    content: str
+    potential: list[str]
+    keywords: list[str]
+    date: str
+    turn_ids: list[str]
+    embed_text: str | None = None
+    context_turn_id: str | None = None
+
+
+class FactExtractor(Protocol):
+    def extract(self, turns: list[Turn], elements: list[TurnElements], previous: list[Turn | None]) -> list[FactDraft]:
+        """Facts of one episode's turns (``previous[i]`` is the turn before ``turns[i]``, or None)."""
+
+
+def said_on(turn: Turn) -> str:
+    """``"8 May 2023"`` from a turn's ISO timestamp."""
+    return datetime.fromisoformat(turn.timestamp).strftime("%-d %B %Y")
+
+
+def is_content_bearing(text: str) -> bool:
+    """True when a turn says something beyond greetings and thanks (3+ non-phatic words)."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    return sum(1 for w in words if w not in _PHATIC) >= 3
+
+
+class TurnFactExtractor:
+    """One fact per content-bearing turn (no LLM)."""
+
+    def __init__(self, keywords: KeywordExtractor | None = None):
+        self.keywords = keywords or KeywordExtractor()
+
+    def extract(self, turns: list[Turn], elements: list[TurnElements], previous: list[Turn | None]) -> list[FactDraft]:
+        facts = []
+        for turn, found, before in zip(turns, elements, previous):
+            if not is_content_bearing(turn.text) and not found.times:
+                continue
+            text = annotate_dates(turn.text, found.times)
+            content = f"{turn.speaker} said on {said_on(turn)}: {text}"
+            keywords = self.keywords.top(turn.text, 5)
+            replies = before is not None and before.speaker != turn.speaker and before.text.rstrip().endswith("?")
+            facts.append(
+                FactDraft(
+                    content=content,
+                    potential=self._potential(turn.speaker, keywords, found),
+                    keywords=keywords,
+                    date=found.times[0].value if found.times else turn.timestamp[:10],
+                    turn_ids=[turn.id],
+                    context_turn_id=before.id if replies else None,
+                )
+            )
+        return facts
+
+    @staticmethod
+    def _potential(speaker: str, keywords: list[str], found: TurnElements) -> list[str]:
+        """Template questions the fact can answer (HyperMem's ``potential``), from keywords and elements."""
+        if not keywords:
+            return []
+        topic = ", ".join(keywords[:3])
+        questions = [f"What did {speaker} say about {topic}?"]
+        if found.times:
+            questions.append(f"When did {speaker} {keywords[0]}?")
+        if found.locations:
+            questions.append(f"Where did {speaker} {keywords[0]}?")
+        for person in found.persons[:2]:
+            questions.append(f"What did {speaker} say about {person}?")
+        return questions
+
+
+class LLMFactExtractor:
+    """Facts from the LLM; a turn the LLM leaves without a fact keeps its no-LLM fact (nothing is lost)."""
+
+    def __init__(self, client, fallback: TurnFactExtractor | None = None):
+        self.client = client
+        self.fallback = fallback or TurnFactExtractor()
+
+    def extract(self, turns: list[Turn], elements: list[TurnElements], previous: list[Turn | None]) -> list[FactDraft]:
+        from hypermem.llm.prompts import extract_facts
+
+        by_dia = {t.dia_id: t for t in turns}
+        raw = extract_facts(
+            self.client,
+            "",
+            [{"dia_id": t.dia_id, "speaker": t.speaker, "text": t.text, "timestamp": t.timestamp} for t in turns],
+        )
+        facts = []
+        covered: set[str] = set()
+        for item in raw:
+            sources = [by_dia[d] for d in item["source_dia_ids"] if d in by_dia]
+            if not sources:
+                continue
+            covered.update(t.id for t in sources)
+            facts.append(
+                FactDraft(
+                    content=item["content"],
+                    potential=item["potential"],
+                    keywords=item["keywords"],
+                    date=item.get("date") or sources[0].timestamp[:10],
+                    turn_ids=[t.id for t in sources],
+                    embed_text=item["content"],
+                )
+            )
+        missing = [i for i, t in enumerate(turns) if t.id not in covered]
+        facts += self.fallback.extract(
+            [turns[i] for i in missing], [elements[i] for i in missing], [previous[i] for i in missing]
+        )
+        return facts

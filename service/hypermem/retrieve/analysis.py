@@ -1,0 +1,93 @@
+"""Query analysis (HingeMem §3.3): the query type and the elements the query names.
+
+Query types decide how retrieval stops:
+- *recall* — enumerations ("how many", "list", "what are all", "which ... has X done");
+- *judgment* — yes/no questions ("did", "is", "would");
+- *precision* — everything else ("when", "what", "where", "who").
+No-LLM ``RuleQueryAnalyzer``: regular expressions for the type, the memory's own Person
+and Location names plus spaCy NER for persons and places, dateparser for times.
+``LLMQueryAnalyzer`` asks the LLM (``hypermem.llm.prompts.analyze_query``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from hypermem.ingest.elements import ElementExtractor
+
+QueryType = Literal["recall", "precision", "judgment"]
+
+_RECALL = re.compile(
+    r"\b(how many|how often|list|all (the|of)|what are (all|some)|what were (all|some)|what (kinds?|types?|sorts?) of"
+    r"|which \w+s\b|what \w+s (has|have|did|does|do)\b|what (activities|things|events|books|hobbies|places))",
+    re.I,
+)
+_JUDGMENT = re.compile(r"^\s*(did|does|do|is|are|was|were|would|could|can|has|have|had|will|should|might)\b", re.I)
+
+
+@dataclass
+class QueryAnalysis:
+    """``query_type`` plus matched element node ids and names; ``source`` is "rules" or "llm"."""
+
+    query_type: QueryType
+    persons: list[str] = field(default_factory=list)
+    locations: list[str] = field(default_factory=list)
+    times: list[str] = field(default_factory=list)
+    element_ids: list[str] = field(default_factory=list)
+    source: str = "rules"
+
+
+def classify(query: str) -> QueryType:
+    """The HingeMem query type of ``query`` by rules."""
+    if _RECALL.search(query):
+        return "recall"
+    if _JUDGMENT.match(query):
+        return "judgment"
+    return "precision"
+
+
+class RuleQueryAnalyzer:
+    """No-LLM analysis. ``analyze(query, known_elements, now) -> QueryAnalysis``."""
+
+    def __init__(self, extractor: ElementExtractor):
+        self.extractor = extractor
+
+    def analyze(self, query: str, known: list[dict], now: datetime) -> QueryAnalysis:
+        """``known``: the memory's Person/Location elements ``{id, name, kind}``."""
+        found = self.extractor.extract([query], [now])[0]
+        analysis = QueryAnalysis(classify(query))
+        lowered = query.lower()
+        ner_names = {n.lower() for n in found.persons + found.locations}
+        for element in known:
+            name = element["name"].lower()
+            if name in ner_names or re.search(rf"\b{re.escape(name)}\b", lowered):
+                (analysis.persons if element["kind"] == "Person" else analysis.locations).append(element["name"])
+                analysis.element_ids.append(element["id"])
+        analysis.times = sorted({t.value for t in found.times})
+        return analysis
+
+
+class LLMQueryAnalyzer(RuleQueryAnalyzer):
+    """The LLM classifies the query and names its elements; matching to nodes stays rule-based."""
+
+    def __init__(self, extractor: ElementExtractor, client):
+        super().__init__(extractor)
+        self.client = client
+
+    def analyze(self, query: str, known: list[dict], now: datetime) -> QueryAnalysis:
+        from hypermem.llm.prompts import analyze_query
+
+        analysis = super().analyze(query, known, now)
+        answer = analyze_query(self.client, query, now.date().isoformat())
+        analysis.query_type = answer["query_type"]
+        named = {n.lower() for n in answer["persons"] + answer["locations"]}
+        for element in known:
+            if element["name"].lower() in named and element["id"] not in analysis.element_ids:
+                (analysis.persons if element["kind"] == "Person" else analysis.locations).append(element["name"])
+                analysis.element_ids.append(element["id"])
+        analysis.times = sorted(set(analysis.times) | set(answer["times"]))
+        analysis.source = "llm"
+        return analysis

@@ -1,0 +1,27 @@
+"""The context string handed to an answer model: the kept facts with their dia_ids, oldest first.
+
+Facts carry resolved dates ("yesterday (7 May 2023)"), so an answer model can reply to
+temporal questions from the context alone. Episode summaries are not included: they earn
+no evidence credit and would only add tokens.
+"""
+
+from __future__ import annotations
+
+
+def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
+    """``"Memory for: …"`` followed by one line per fact, ``[dia_ids] content``, in dialogue order.
+
+    A kept turn with no fact of its own (possible after LLM selection) is listed as itself.
+    """
+    kept = {t["dia_id"] for t in turns}
+    lines = []
+    covered: set[str] = set()
+    for fact in sorted(facts, key=lambda f: (f["date"] or "", f["source_dia_ids"])):
+        ids = [d for d in fact["source_dia_ids"] if d in kept]
+        if ids:
+            lines.append(f"[{', '.join(ids)}] {fact['content']}")
+            covered.update(ids)
+    for turn in turns:
+        if turn["dia_id"] not in covered:
+            lines.append(f"[{turn['dia_id']}] {turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}")
+    return f"Memory for: {query}\n" + "\n".join(lines)

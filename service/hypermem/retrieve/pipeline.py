@@ -1,0 +1,304 @@
+"""Coarse-to-fine, query-adaptive, explained retrieval (HyperMem §3.4, HingeMem §3.3, HiGMem §3).
+
+query -> analysis -> topic level -> episode level -> fact level -> [rerank] -> stop -> turns
+                                                                         -> [LLM turn selection] -> context [-> answer]
+
+At every level BM25 (full-text index) and dense (vector index) rankings are fused with
+RRF. Expansion from a level to the next runs through the chosen hyperedges in Cypher
+(``cypher/retrieve/*``); element matching uses the Cypher-computed salience. Every
+returned item carries its explanation ``path``: query -> topic (score) -> hyperedge
+(weight) -> episode (score) -> hyperedge (weight) -> fact (score) -> turn.
+
+Result shape (``Retriever.query``)::
+
+    {query_id, memory_id, query, analysis, config,
+     topics:   [{id, title, score, rankers}],
+     episodes: [{id, title, summary, start, end, score, path}],
+     facts:    [{id, content, date, score, source_dia_ids, path}],
+     turns:    [{dia_id, speaker, timestamp, text, score, path}],
+     stop: {query_type, rule, cut_at, considered, threshold},
+     rerank: {enabled, reason}, selection: {enabled, kept},
+     context, context_tokens, answer, timings_ms: {..., total}}
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import asdict
+from datetime import datetime
+
+import numpy as np
+
+from hypermem.config import Settings
+from hypermem.embed import Embedder
+from hypermem.ingest.elements import ElementExtractor
+from hypermem.retrieve.analysis import LLMQueryAnalyzer, QueryAnalysis, RuleQueryAnalyzer
+from hypermem.retrieve.config import SearchConfig
+from hypermem.retrieve.context import build_context
+from hypermem.retrieve.fusion import Fused, rrf
+from hypermem.retrieve.rerank import Reranker
+from hypermem.retrieve.stopping import StopDecision, cut
+from hypermem.store import GraphStore
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 2000
+EPISODE_TOPIC_WEIGHT = 0.5  # share of the parent topic's score an episode inherits (× hyperedge weight)
+EPISODE_ELEMENT_WEIGHT = 0.01  # per unit of matched element salience × member weight
+FACT_EPISODE_WEIGHT = 0.5  # share of the parent episode's score a fact inherits (× hyperedge weight)
+CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
+
+
+class QueryError(ValueError):
+    """The query or a search setting is unusable; the message names the field."""
+
+
+def _step(level: str, item_id: str, score: float | None = None, **extra) -> dict:
+    step = {"level": level, "id": item_id}
+    if score is not None:
+        step["score"] = round(float(score), 6)
+    step.update({k: v for k, v in extra.items() if v is not None})
+    return step
+
+
+class Retriever:
+    """Answers ``query(memory_id, text, **overrides)``; overrides are ``SearchConfig`` fields."""
+
+    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder, llm=None):
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.llm = llm
+        extractor = ElementExtractor(settings.spacy_model)
+        self.analyzer = LLMQueryAnalyzer(extractor, llm) if llm else RuleQueryAnalyzer(extractor)
+        self.reranker = Reranker(settings.reranker_model)
+
+    # --- one level: BM25 + dense, fused with RRF ---------------------------------------------
+    def _rank(self, label: str, memory_id: str, text: str, vector: np.ndarray, k: int, cfg: SearchConfig,
+              candidates: list[str] | None = None) -> list[Fused]:  # fmt: skip
+        prop = "embedding" if label in ("Topic", "Turn") else cfg.vector_property
+        dense = self.store.vector_search(label, memory_id, vector, k, prop=prop, candidates=candidates)
+        bm25 = self.store.fulltext_search(label, memory_id, text, k, candidates=candidates)
+        return rrf({"bm25": bm25, "dense": dense}, k=cfg.rrf_k)
+
+    # --- entry point --------------------------------------------------------------------------
+    def query(self, memory_id: str, text: str, **overrides) -> dict:
+        """Evidence for ``text`` in ``memory_id``. Raises ``QueryError`` for an empty/oversized query or bad override."""
+        if not isinstance(text, str) or not text.strip():
+            raise QueryError("query: must be a non-empty string")
+        if len(text) > MAX_QUERY_CHARS:
+            raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+        try:
+            cfg = SearchConfig.from_settings(self.settings, **overrides)
+        except ValueError as exc:
+            raise QueryError(str(exc)) from exc
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(name: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[name] = round((now - clock) * 1000, 2)
+            clock = now
+
+        started = clock
+        vector = self.embedder.encode_one(text)
+        lap("embed")
+        analysis = self._analyze(memory_id, text)
+        lap("analysis")
+
+        topics, episode_paths = self._topic_level(memory_id, text, vector, cfg)
+        lap("topics")
+        episodes = self._episode_level(memory_id, text, vector, cfg, analysis, topics, episode_paths)
+        lap("episodes")
+        facts = self._fact_level(memory_id, text, vector, cfg, episodes)
+        lap("facts")
+        facts, rerank_info = self.reranker.rerank(text, facts)
+        lap("rerank")
+        stop = self._stop(facts, analysis, cfg)
+        facts = facts[: stop.cut_at]
+        turns = self._turns(facts, cfg.turn_budget)
+        selection = self._select_turns(text, turns)
+        kept = {t["dia_id"] for t in turns}
+        facts = [f for f in facts if kept & set(f["source_dia_ids"])]
+        for fact in facts:
+            del fact["sources"]
+        lap("stop")
+        context = build_context(text, facts, turns)
+        answer = self._answer(text, context) if cfg.answer else None
+        lap("answer")
+        timings["total"] = round((time.perf_counter() - started) * 1000, 2)
+        return {
+            "query_id": uuid.uuid4().hex,
+            "memory_id": memory_id,
+            "query": text,
+            "analysis": asdict(analysis),
+            "config": asdict(cfg),
+            "topics": topics,
+            "episodes": episodes,
+            "facts": facts,
+            "turns": turns,
+            "stop": stop.as_dict(),
+            "rerank": rerank_info,
+            "selection": selection,
+            "context": context,
+            "context_tokens": self.embedder.count_tokens(context),
+            "answer": answer,
+            "timings_ms": timings,
+        }
+
+    def _analyze(self, memory_id: str, text: str) -> QueryAnalysis:
+        known = self.store.query("retrieve/memory_elements", memory_id=memory_id)
+        analysis = self.analyzer.analyze(text, known, datetime.now())
+        if analysis.times:
+            rows = self.store.query("retrieve/time_elements", memory_id=memory_id, prefixes=analysis.times)
+            analysis.element_ids += [r["id"] for r in rows]
+        return analysis
+
+    # --- topic level ----------------------------------------------------------------------------
+    def _topic_level(self, memory_id: str, text: str, vector: np.ndarray, cfg: SearchConfig):
+        """Top topics, and for each episode they expand to: the path steps that reached it."""
+        if cfg.flat or not cfg.use_topics:
+            return [], None
+        fused = self._rank("Topic", memory_id, text, vector, cfg.k_topic, cfg)[: cfg.k_topic]
+        titles = {r["id"]: r["title"] for r in self.store.query("retrieve/topic_details", memory_id=memory_id, ids=[f.id for f in fused])}
+        topics = [{"id": f.id, "title": titles.get(f.id), "score": round(f.score, 6), "rankers": f.rankers} for f in fused]
+        by_id = {t["id"]: t for t in topics}
+        episode_paths: dict[str, list[dict]] = {}
+        for row in self.store.query("retrieve/expand_topic_episodes", memory_id=memory_id, topic_ids=list(by_id)):
+            topic = by_id[row["topic_id"]]
+            steps = [
+                _step("topic", topic["id"], topic["score"], title=topic["title"], rankers=topic["rankers"]),
+                _step("hyperedge", row["hyperedge_id"], kind="topic", weight=round(row["weight"], 6)),
+            ]
+            best = episode_paths.get(row["id"])
+            if best is None or steps[0]["score"] * row["weight"] > best[0]["score"] * best[1]["weight"]:
+                episode_paths[row["id"]] = steps
+        return topics, episode_paths
+
+    # --- episode level ----------------------------------------------------------------------------
+    def _episode_level(self, memory_id, text, vector, cfg, analysis, topics, episode_paths) -> list[dict]:
+        if cfg.flat:
+            return []
+        candidates = list(episode_paths) if episode_paths is not None else None
+        pool = len(candidates) if candidates is not None else cfg.k_episode * 3
+        if candidates is not None and not candidates:
+            return []
+        fused = self._rank("Episode", memory_id, text, vector, max(pool, cfg.k_episode), cfg, candidates)
+        element_rows = {}
+        if analysis.element_ids and fused:
+            element_rows = {
+                r["id"]: r
+                for r in self.store.query("retrieve/episode_element_scores", memory_id=memory_id,
+                                          episode_ids=[f.id for f in fused], element_ids=analysis.element_ids)  # fmt: skip
+            }
+        scored = []
+        for item in fused:
+            upstream = (episode_paths or {}).get(item.id, [])
+            inherited = upstream[0]["score"] * upstream[1]["weight"] * EPISODE_TOPIC_WEIGHT if upstream else 0.0
+            element = element_rows.get(item.id)
+            element_score = element["element_score"] * EPISODE_ELEMENT_WEIGHT if element else 0.0
+            score = item.score + inherited + element_score
+            step = _step("episode", item.id, score, rankers=item.rankers,
+                         elements=element["matched"] if element else None,
+                         segment=element["hyperedge_id"] if element else None)  # fmt: skip
+            scored.append((score, item.id, [_step("query", "query"), *upstream, step]))
+        scored.sort(key=lambda s: s[0], reverse=True)
+        scored = scored[: cfg.k_episode]
+        details = {r["id"]: r for r in self.store.query("retrieve/episode_details", memory_id=memory_id, ids=[s[1] for s in scored])}
+        return [
+            {"id": eid, "title": details[eid]["title"], "summary": details[eid]["summary"],
+             "start": details[eid]["start"], "end": details[eid]["end"], "score": round(score, 6), "path": path}  # fmt: skip
+            for score, eid, path in scored
+            if eid in details
+        ]
+
+    # --- fact level ---------------------------------------------------------------------------------
+    def _fact_level(self, memory_id, text, vector, cfg, episodes) -> list[dict]:
+        by_episode = {e["id"]: e for e in episodes}
+        parents: dict[str, dict] = {}
+        if episodes:
+            for row in self.store.query("retrieve/expand_episode_facts", memory_id=memory_id, episode_ids=list(by_episode)):
+                parents[row["id"]] = row
+        candidates: list[str] | None = list(parents)
+        if cfg.flat or cfg.global_facts or not candidates:
+            wide = self._rank("Fact", memory_id, text, vector, cfg.k_fact, cfg)
+            candidates = None if cfg.flat else list(dict.fromkeys([*parents, *(f.id for f in wide)]))
+        pool = len(candidates) if candidates is not None else cfg.k_fact
+        fused = self._rank("Fact", memory_id, text, vector, max(pool, 1), cfg, candidates)
+        cosines = {f.id: f.rankers.get("dense", {}).get("score", 0.0) for f in fused}
+        scored = []
+        for item in fused:
+            parent = parents.get(item.id)
+            episode = by_episode.get(parent["episode_id"]) if parent else None
+            inherited = episode["score"] * parent["weight"] * FACT_EPISODE_WEIGHT if episode else 0.0
+            score = item.score + inherited
+            if episode:
+                path = [*episode["path"], _step("hyperedge", parent["hyperedge_id"], kind="episode", weight=round(parent["weight"], 6))]
+            else:
+                path = [_step("query", "query", via="memory-wide fact search")]
+            path.append(_step("fact", item.id, score, rankers=item.rankers))
+            scored.append((score, item.id, path))
+        scored.sort(key=lambda s: s[0], reverse=True)
+        scored = scored[: cfg.k_fact]
+        details = {r["id"]: r for r in self.store.query("retrieve/fact_details", memory_id=memory_id, ids=[s[1] for s in scored])}
+        facts = []
+        for score, fid, path in scored:
+            if fid not in details:
+                continue
+            row = details[fid]
+            sources = sorted(row["turns"], key=lambda t: t["seq"])
+            facts.append({
+                "id": fid, "content": row["content"], "date": row["date"], "episode_id": row["episode_id"],
+                "score": round(score, 6), "cosine": round(cosines.get(fid, 0.0), 6),
+                "source_dia_ids": [t["dia_id"] for t in sources], "sources": sources, "path": path,
+            })  # fmt: skip
+        return facts
+
+    # --- stopping, turns, selection, answer ------------------------------------------------------------
+    def _stop(self, facts: list[dict], analysis: QueryAnalysis, cfg: SearchConfig) -> StopDecision:
+        return cut(
+            [f["score"] for f in facts],
+            analysis.query_type,
+            mode=cfg.stopping,
+            k=cfg.turn_budget,
+            confidence=[f["cosine"] for f in facts],
+            confident=CONFIDENT_COSINE,
+        )
+
+    @staticmethod
+    def _turns(facts: list[dict], budget: int) -> list[dict]:
+        """Source turns of the kept facts, best fact first, at most ``budget`` (HiGMem: a small evidence set)."""
+        turns: dict[str, dict] = {}
+        for fact in facts:
+            for source in fact["sources"]:
+                if source["dia_id"] in turns:
+                    continue
+                if len(turns) == budget:
+                    return list(turns.values())
+                turns[source["dia_id"]] = {
+                    "dia_id": source["dia_id"], "speaker": source["speaker"], "timestamp": source["timestamp"],
+                    "text": source["text"], "score": fact["score"],
+                    "path": [*fact["path"], _step("turn", source["id"], dia_id=source["dia_id"])],
+                }  # fmt: skip
+        return list(turns.values())
+
+    def _select_turns(self, text: str, turns: list[dict]) -> dict:
+        """HiGMem LLM-guided turn selection: keep only turns the LLM judges worth reading (in place)."""
+        if self.llm is None or not turns:
+            return {"enabled": False, "reason": "no LLM configured" if self.llm is None else "no turns"}
+        from hypermem.llm.prompts import select_turns
+
+        chosen = set(select_turns(self.llm, text, [{k: t[k] for k in ("dia_id", "speaker", "text")} for t in turns]))
+        if chosen:
+            turns[:] = [t for t in turns if t["dia_id"] in chosen]
+        return {"enabled": True, "kept": len(turns)}
+
+    def _answer(self, text: str, context: str) -> str | None:
+        if self.llm is None:
+            return None
+        from hypermem.llm.prompts import answer
+
+        return answer(self.llm, text, context)

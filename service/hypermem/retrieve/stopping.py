@@ -1,0 +1,68 @@
+"""Adaptive stopping (HingeMem §3.3): where a ranked list is cut, by query type.
+
+- recall    -> the elbow of the score curve (the point farthest below the chord from the
+               first to the last score, Satopää et al. 2011 "Kneedle");
+- precision -> keep items scoring at least ``ratio`` (80%) of the best score;
+- judgment  -> stop at the first confident hit (the first item whose ``confidence``, e.g. its
+               dense cosine, reaches ``confident``), else fall back to the precision rule;
+- fixed     -> the first ``k`` items.
+Scores must be sorted best first. ``cut_at`` is the number of items kept (>= 1 when any).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass
+class StopDecision:
+    """Why a list was cut where it was."""
+
+    query_type: str
+    rule: str
+    cut_at: int
+    considered: int
+    threshold: float | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def elbow(scores: list[float]) -> int:
+    """Items to keep at the elbow of a descending curve: index of max distance below the chord, + 1."""
+    n = len(scores)
+    if n <= 2:
+        return n
+    first, last = scores[0], scores[-1]
+    if first == last:
+        return n
+    best_i, best_d = n - 1, 0.0
+    for i, score in enumerate(scores):
+        chord = first + (last - first) * i / (n - 1)
+        distance = chord - score
+        if distance > best_d:
+            best_i, best_d = i, distance
+    return max(1, best_i)
+
+
+def cut(scores: list[float], query_type: str, *, mode: str = "adaptive", k: int = 10, ratio: float = 0.8,
+        confidence: list[float] | None = None, confident: float | None = None) -> StopDecision:  # fmt: skip
+    """Decide how many of ``scores`` to keep.
+
+    ``confidence`` is a per-item absolute signal parallel to ``scores`` and ``confident`` its
+    threshold for a confident hit (judgment queries only).
+    """
+    n = len(scores)
+    if n == 0:
+        return StopDecision(query_type, "empty", 0, 0)
+    if mode == "fixed":
+        return StopDecision(query_type, "fixed-k", min(k, n), n)
+    if query_type == "judgment" and confidence is not None and confident is not None:
+        for i, value in enumerate(confidence):
+            if value >= confident:
+                return StopDecision(query_type, "first-confident-hit", i + 1, n, confident)
+    if query_type == "recall":
+        return StopDecision(query_type, "elbow", elbow(scores), n)
+    threshold = ratio * scores[0]
+    kept = sum(1 for s in scores if s >= threshold)
+    return StopDecision(query_type, f"{int(ratio * 100)}%-of-best", kept, n, threshold)
