@@ -21,6 +21,8 @@ from hypermem.api.schemas import (
 )
 from hypermem.api.state import state
 from hypermem.ingest.locomo import Message
+from hypermem.ingest.turns import IngestInputError
+from hypermem.ingest.turns import validate as validate_messages
 
 blp = Blueprint("memories", __name__, url_prefix="/v1", description="Ingest, query, explain and delete memories.")
 
@@ -63,13 +65,12 @@ def ingest(body: dict, memory_id: str):
     larger ones are queued (202, with a job id to poll).
     """
     current = state()
-    limit = current.settings.max_message_chars
-    for index, message in enumerate(body["messages"]):
-        if len(message["text"]) > limit:
-            abort(422, message=f"a message longer than {limit} characters",
-                  errors={"json": {"messages": {str(index): {"text": [f"longer than {limit} characters"]}}}})
-    auth.authorize_memory(current.store, memory_id, claim=True)
     messages = [Message(**message) for message in body["messages"]]
+    try:
+        validate_messages(messages, current.settings.max_message_chars)
+    except IngestInputError as exc:
+        abort(422, message=str(exc), errors={"json": {exc.field: [exc.problem]}})
+    auth.authorize_memory(current.store, memory_id, claim=True)
     if len(messages) <= current.sync_batch_limit:
         report = current.jobs.ingest_now(memory_id, messages)
         return {"memory_id": memory_id, "status": "done", "messages": len(messages), "job_id": None, "report": report}

