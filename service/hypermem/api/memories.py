@@ -23,6 +23,7 @@ from hypermem.api.state import state
 from hypermem.ingest.locomo import Message
 from hypermem.ingest.turns import IngestInputError
 from hypermem.ingest.turns import validate as validate_messages
+from hypermem.retrieve.pipeline import QueryError
 
 blp = Blueprint("memories", __name__, url_prefix="/v1", description="Ingest, query, explain and delete memories.")
 
@@ -103,7 +104,11 @@ def query(body: dict, memory_id: str):
     current = state()
     auth.authorize_memory(current.store, memory_id)
     text = body.pop("query")
-    result = current.service.query(memory_id, text, **body)
+    try:
+        result = current.service.query(memory_id, text, **body)
+    except QueryError as exc:
+        field, _, problem = str(exc).partition(": ")
+        abort(422, message=str(exc), errors={"json": {field: [problem or str(exc)]}})
     result = json.loads(to_json({**result, "created_at": auth.utcnow()}))
     current.store.query(
         "api/save_query", id=result["query_id"], memory_id=memory_id, query=text,

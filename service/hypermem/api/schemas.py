@@ -122,12 +122,20 @@ class JobSchema(Schema):
 
 # --- query -----------------------------------------------------------------------------------
 class QueryRequestSchema(RequestSchema):
-    query = Text(required=True, min_length=1, max_length=4_000)
-    k_topic = fields.Integer(validate=validate.Range(1, 200))
-    k_episode = fields.Integer(validate=validate.Range(1, 200))
-    k_fact = fields.Integer(validate=validate.Range(1, 500))
-    turn_budget = fields.Integer(validate=validate.Range(1, 200), metadata={"description": "Most turns returned."})
+    """A question and optional search-setting overrides (``hypermem.retrieve.config.SearchConfig``)."""
+
+    query = Text(required=True, min_length=1, max_length=2_000, blank=False)
+    k_topic = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Topics kept (k^T)."})
+    k_episode = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Episodes kept (k^E)."})
+    k_fact = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Facts kept (k^F)."})
+    turn_budget = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Most evidence turns returned."})
+    rrf_k = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "The RRF constant."})
     stopping = fields.String(validate=validate.OneOf(["adaptive", "fixed"]))
+    use_topics = fields.Boolean(metadata={"description": "False skips the topic level."})
+    flat = fields.Boolean(metadata={"description": "True searches facts directly, without the hierarchy."})
+    propagation = fields.Boolean(metadata={"description": "False searches the unpropagated vectors."})
+    global_facts = fields.Boolean(metadata={"description": "Also fuse a memory-wide fact search."})
+    answer = fields.Boolean(metadata={"description": "Generate an answer when an LLM is configured."})
 
 
 class PathStepSchema(PassThroughSchema):
@@ -138,7 +146,10 @@ class PathStepSchema(PassThroughSchema):
 
 
 class EvidenceSchema(PassThroughSchema):
-    id = fields.String(required=True)
+    """A retrieved topic, episode, fact (``id``) or turn (``dia_id``); other keys vary by level."""
+
+    id = fields.String(metadata={"description": "Node id (topics, episodes, facts)."})
+    dia_id = fields.String(metadata={"description": "Message id (turns)."})
     score = fields.Float(allow_none=True)
     path = fields.List(fields.Nested(PathStepSchema), metadata={"description": "How retrieval reached this item."})
 
@@ -148,13 +159,15 @@ class QueryResultSchema(Schema):
     memory_id = fields.String(required=True)
     query = fields.String(required=True)
     created_at = fields.String(metadata={"description": "When the query ran (UTC, ISO 8601)."})
-    analysis = fields.Dict()
+    analysis = fields.Dict(metadata={"description": "Query type, elements and dates found in the question."})
+    config = fields.Dict(metadata={"description": "The search settings used."})
     topics = fields.List(fields.Nested(EvidenceSchema))
     episodes = fields.List(fields.Nested(EvidenceSchema))
     facts = fields.List(fields.Nested(EvidenceSchema))
     turns = fields.List(fields.Nested(EvidenceSchema))
-    stop = fields.Dict(allow_none=True)
-    rerank = fields.Raw(allow_none=True)
+    stop = fields.Dict(allow_none=True, metadata={"description": "The adaptive stopping decision."})
+    rerank = fields.Dict(allow_none=True)
+    selection = fields.Dict(allow_none=True)
     context = fields.String(allow_none=True)
     context_tokens = fields.Integer(allow_none=True)
     answer = fields.String(allow_none=True, metadata={"description": "Set when an LLM is configured."})

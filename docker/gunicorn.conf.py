@@ -1,0 +1,53 @@
+"""Gunicorn settings for the hypermem API.
+
+    gunicorn -c docker/gunicorn.conf.py hypermem.api.wsgi:app
+
+The master opens the store once (``on_starting``). For the embedded FalkorDB
+(``HYPERMEM_STORE=falkordb:///PATH``) that starts the server; every worker then joins it
+(``hypermem.api.wsgi`` opens with ``keep_server=True``) and the master stops it at exit.
+For Neo4j it checks the database answers before any worker starts.
+
+Environment: the ``HYPERMEM_*`` settings (``hypermem.config.Settings``), plus
+``HYPERMEM_BIND`` (default ``0.0.0.0:8000``), ``WEB_CONCURRENCY`` (workers, default 2),
+``HYPERMEM_THREADS`` (threads per worker, default 4) and ``HYPERMEM_TIMEOUT`` (seconds a
+request may take, default 120: a first query loads models, an LLM answer can be slow).
+Every worker loads its own embedding and spaCy models (~0.5 GB each).
+"""
+
+import os
+
+bind = os.environ.get("HYPERMEM_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "gthread"
+threads = int(os.environ.get("HYPERMEM_THREADS", "4"))
+timeout = int(os.environ.get("HYPERMEM_TIMEOUT", "120"))
+graceful_timeout = 60  # lets a running background ingest finish
+accesslog = "-"
+errorlog = "-"
+control_socket_disable = True  # no ~/.gunicorn/gunicorn.ctl shared between instances
+
+_store = None  # the master's store: owns the embedded server, if any
+
+
+def on_starting(server):
+    """Open the store in the master before any worker forks (starts an embedded FalkorDB)."""
+    global _store
+    from hypermem.config import Settings
+    from hypermem.store import open_store
+
+    settings = Settings()
+    _store = open_store(settings)
+    server.log.info("hypermem store ready: %s (%s)", settings.store, _store.engine_version())
+
+
+def worker_exit(server, worker):
+    """Let the worker's app finish its running ingest job and close its store connection."""
+    app = getattr(worker, "wsgi", None)
+    if app is not None:
+        app.extensions["hypermem"].close()
+
+
+def on_exit(server):
+    """Close the master's store: this stops the embedded FalkorDB the master started."""
+    if _store is not None:
+        _store.close()

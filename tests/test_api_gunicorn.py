@@ -1,0 +1,101 @@
+"""The API once through a real gunicorn process on loopback: two workers joining the embedded
+FalkorDB that the master started; health, key, ingest and query over HTTP; the server stops with gunicorn."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from hypermem.store.embedded import EmbeddedFalkorDB
+
+ROOT = Path(__file__).resolve().parents[1]
+ADMIN = "gunicorn-admin-key"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, process: subprocess.Popen, attempts: int = 600) -> requests.Response:
+    """Poll ``url`` until it answers (at most ~2 minutes: workers load their models first)."""
+    for _ in range(attempts):
+        if process.poll() is not None:
+            pytest.fail(f"gunicorn exited with {process.returncode}")
+        try:
+            return requests.get(url, timeout=5)
+        except (requests.ConnectionError, requests.Timeout):
+            time.sleep(0.2)
+    pytest.fail(f"{url} did not answer")
+
+
+@pytest.fixture
+def gunicorn(tmp_path):
+    port = free_port()
+    data = tmp_path / "falkordb"
+    env = {
+        **os.environ,
+        "HYPERMEM_STORE": f"falkordb://{data}",
+        "HYPERMEM_ADMIN_KEY": ADMIN,
+        "HYPERMEM_LLM_BASE_URL": "",
+        "WEB_CONCURRENCY": "2",
+        "HYPERMEM_THREADS": "2",
+    }
+    command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "docker" / "gunicorn.conf.py"),
+               "--bind", f"127.0.0.1:{port}", "hypermem.api.wsgi:app"]  # fmt: skip
+    log = (tmp_path / "gunicorn.log").open("w")
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield f"http://127.0.0.1:{port}", process, data
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        log.close()
+
+
+def test_gunicorn_serves_health_ingest_and_query(gunicorn):
+    base, process, data = gunicorn
+    assert wait_for(f"{base}/v1/health", process).json() == {"status": "ok"}
+    ready = requests.get(f"{base}/v1/ready", timeout=30).json()
+    assert ready["status"] == "ready" and ready["engine"].startswith("FalkorDB")
+
+    key = requests.post(f"{base}/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30).json()["key"]
+    headers = {"Authorization": f"Bearer {key}"}
+    messages = [
+        {"message_id": "g1", "speaker": "Caroline", "text": "I adopted a grey cat called Pixel from the shelter.",
+         "timestamp": "2023-07-02T18:00:00", "session_id": "s1"},
+        {"message_id": "g2", "speaker": "Melanie", "text": "Lovely! I'm off to a pottery workshop in Lisbon next week.",
+         "timestamp": "2023-07-02T18:01:00", "session_id": "s1"},
+    ]  # fmt: skip
+    ingested = requests.post(f"{base}/v1/memories/chat-1/messages", json={"messages": messages}, headers=headers, timeout=120)
+    assert ingested.status_code == 200, ingested.text
+    assert ingested.json()["report"]["turns"] == 2
+    # Several requests, so that both workers (each joining the master's server) very likely answer one.
+    for _ in range(4):
+        result = requests.post(
+            f"{base}/v1/memories/chat-1/query", json={"query": "What is the name of Caroline's cat?"}, headers=headers, timeout=120
+        )
+        assert result.status_code == 200, result.text
+        assert any("Pixel" in turn["text"] for turn in result.json()["turns"])
+    explained = requests.get(f"{base}/v1/queries/{result.json()['query_id']}/explanation", headers=headers, timeout=30)
+    assert explained.json()["query"] == "What is the name of Caroline's cat?"
+
+    server = EmbeddedFalkorDB(data)
+    assert server.socket_path.exists()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=90) == 0
+    assert not server.socket_path.exists()  # the master stopped the server it started
