@@ -18,6 +18,57 @@ def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INF
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
 
+@eval_app.command("locomo")
+def eval_locomo(
+    path: str = typer.Argument(..., help="A LoCoMo JSON file."),
+    conversation: list[str] = typer.Option(None, "--conversation", "-c", help="A sample_id to run (repeatable; default all)."),
+    out: str = typer.Option(..., "--out", help="Directory for results.json, results.md, recall_vs_turns.png."),
+    qa: bool = typer.Option(False, "--qa", help="Also answer with the configured LLM and score F1, BLEU-1, judge."),
+    qa_system: list[str] = typer.Option(["hypermem"], "--qa-system", help="System whose context --qa answers from (repeatable)."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions of each conversation."),
+) -> None:
+    """LoCoMo benchmark: evidence recall/precision, turns, tokens and latency of hypermem, its ablations and baselines.
+
+    Ingests conversations that are not in the store yet. Exits 2 when --qa is asked without an LLM.
+    """
+    import os
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from hypermem.config import Settings
+    from hypermem.eval.benchmark import make_progress, run_benchmark
+    from hypermem.eval.report import markdown, write_report
+    from hypermem.eval.systems import default_systems
+    from hypermem.service import MemoryService
+
+    if not os.path.isfile(path):
+        raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+    console = Console()
+    settings = Settings()
+    systems = default_systems()
+    if qa and not settings.llm_enabled:
+        console.print("[red]--qa needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL). Nothing was run.[/red]")
+        raise typer.Exit(2)
+    unknown = sorted(set(qa_system) - {s.name for s in systems}) if qa else []
+    if unknown:
+        raise typer.BadParameter(f"unknown system {unknown}; choose from {[s.name for s in systems]}", param_hint="--qa-system")
+    qa_records = None
+    with MemoryService.open(settings) as svc, make_progress(console) as progress:
+        run = run_benchmark(
+            svc, path, conversation or None, systems=systems, limit=limit, keep_contexts=qa_system if qa else (),
+            progress=progress,
+        )
+        results = run.results()
+        if qa:
+            from hypermem.eval.qa import run_qa_systems
+
+            results["qa"], qa_records = run_qa_systems(svc.llm, run, qa_system, progress=progress)
+    paths = write_report(results, out, qa_records)
+    console.print(Markdown(markdown(results)))
+    console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),

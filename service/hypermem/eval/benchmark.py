@@ -66,9 +66,9 @@ def ensure_ingested(svc: MemoryService, conversation: Conversation, progress: Pr
     """Ingest ``conversation`` unless its memory already has Turns. Returns True when it ingested now."""
     if svc.store.counts(conversation.sample_id).get("Turn", 0) > 0:
         return False
-    task = progress.add_task(f"ingest {conversation.sample_id}", total=None)
-    svc.ingest_conversation(conversation)
-    progress.update(task, total=1, completed=1)
+    task = progress.add_task(f"ingest {conversation.sample_id}", total=len(conversation.messages))
+    svc.ingest_conversation(conversation, progress=lambda turns: progress.advance(task, turns))
+    progress.update(task, completed=len(conversation.messages))
     return True
 
 

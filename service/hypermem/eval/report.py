@@ -101,12 +101,16 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def write_report(results: dict, out_dir: str | Path) -> dict[str, Path]:
-    """Write the three files into ``out_dir`` (created if absent). Returns ``{"json", "md", "png"}`` paths."""
+def write_report(results: dict, out_dir: str | Path, qa_records: list[dict] | None = None) -> dict[str, Path]:
+    """Write ``results.json``, ``results.md``, ``recall_vs_turns.png`` (and ``qa.jsonl`` given QA records)
+    into ``out_dir`` (created if absent). Returns ``{"json", "md", "png"[, "qa"]}`` paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "results.json", "md": out / "results.md", "png": out / "recall_vs_turns.png"}
     paths["json"].write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     paths["md"].write_text(markdown(results), encoding="utf-8")
     plot(results, paths["png"])
+    if qa_records is not None:
+        paths["qa"] = out / "qa.jsonl"
+        paths["qa"].write_text("".join(json.dumps(r) + "\n" for r in qa_records), encoding="utf-8")
     return paths
