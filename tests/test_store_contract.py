@@ -1,0 +1,416 @@
+"""The GraphStore contract, run on every engine: the embedded FalkorDB always, Neo4j when
+``NEO4J_URI`` is set (with ``NEO4J_USER`` / ``NEO4J_PASSWORD`` / ``NEO4J_DATABASE``).
+
+Batched idempotent writes through the real ``cypher/write`` files, vector and full-text
+search, memory isolation, deletion without orphans, the embedding-dimension check, nasty
+full-text input, and HNSW recall@10 against exact numpy cosine on 5,000 real sentence
+embeddings (alone, and with 50 other memories sharing the index).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import uuid
+
+import numpy as np
+import pytest
+
+from hypermem.config import Settings
+from hypermem.embed import Embedder
+from hypermem.store import SchemaMismatch, open_store
+
+EMBEDDING_MODEL = Settings().embedding_model
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder(EMBEDDING_MODEL)
+
+
+def _neo4j_settings() -> Settings:
+    return Settings(
+        store=os.environ["NEO4J_URI"],
+        neo4j_user=os.environ.get("NEO4J_USER", "neo4j"),
+        neo4j_password=os.environ.get("NEO4J_PASSWORD", "password"),
+        neo4j_database=os.environ.get("NEO4J_DATABASE", "neo4j"),
+    )
+
+
+@pytest.fixture(
+    scope="module",
+    params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)],
+)
+def store(request, tmp_path_factory, embedder):
+    if request.param == "neo4j":
+        if not os.environ.get("NEO4J_URI"):
+            pytest.skip("NEO4J_URI is not set: no Neo4j 5.13+ server to run the store contract against")
+        settings = _neo4j_settings()
+    else:
+        settings = Settings(store=f"falkordb://{tmp_path_factory.mktemp('contract')}/db")
+    graph = open_store(settings)
+    graph.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
+    yield graph
+    graph.close()
+
+
+@pytest.fixture
+def memory(store):
+    """A fresh memory id, deleted after the test (the Neo4j database outlives the run)."""
+    memory_id = f"contract-{uuid.uuid4().hex[:10]}"
+    yield memory_id
+    store.delete_memory(memory_id)
+
+
+# --- a small conversation graph, written through every write file ------------------------------
+
+TURNS = [
+    ("Caroline", "Hey Mel, Caroline here. I went to the LGBTQ support group yesterday, it was so powerful."),
+    ("Melanie", "That's great! I painted a sunset over the lake on 2023-05-07."),
+    ("Caroline", "Caroline's big news: my new job is school counseling, I start next month."),
+    ("Melanie", "Congrats! Email me at melanie@example.com with the details."),
+    ("Caroline", "Caroline is moving to Sweden, her grandmother's home country."),
+    ("Melanie", "I took the kids camping in the mountains last weekend."),
+]
+
+
+def _graph_rows(memory_id: str, embedder: Embedder) -> dict[str, list[dict]]:
+    """Rows for every ``write/*`` file: 6 turns, 4 elements, 2 episodes, 3 facts, 1 topic, 4 hyperedges."""
+
+    def nid(kind: str, local: str) -> str:
+        return f"{memory_id}/{kind}/{local}"
+
+    turn_vectors = embedder.encode([text for _, text in TURNS])
+    turns = [
+        {
+            "memory_id": memory_id, "id": nid("turn", f"D1:{i}"), "dia_id": f"D1:{i}", "speaker": speaker, "text": text,
+            "timestamp": f"2023-05-07T10:{i:02d}:00", "session": "1", "seq": i, "embedding": turn_vectors[i].tolist(),
+            "prev_id": nid("turn", f"D1:{i - 1}") if i else None,
+        }
+        for i, (speaker, text) in enumerate(TURNS)
+    ]  # fmt: skip
+    elements = [
+        {"memory_id": memory_id, "id": nid("person", "caroline"), "kind": "Person", "name": "Caroline", "value": "Caroline"},
+        {"memory_id": memory_id, "id": nid("person", "melanie"), "kind": "Person", "name": "Melanie", "value": "Melanie"},
+        {"memory_id": memory_id, "id": nid("time", "2023-05-07"), "kind": "Time", "name": "7 May 2023", "value": "2023-05-07"},
+        {"memory_id": memory_id, "id": nid("location", "sweden"), "kind": "Location", "name": "Sweden", "value": "Sweden"},
+    ]
+    episode_texts = [
+        "Caroline's support group and new job. Caroline went to a support group and will work in school counseling.",
+        "Melanie's painting and camping. Melanie painted a sunset and took the kids camping.",
+    ]
+    episode_vectors = embedder.encode(episode_texts)
+    episodes = [
+        {
+            "memory_id": memory_id, "id": nid("episode", str(i)), "session": "1", "title": text.split(". ")[0],
+            "summary": text.split(". ")[1], "text": text, "start": f"2023-05-07T10:0{3 * i}:00",
+            "end": f"2023-05-07T10:0{3 * i + 2}:00", "participants": ["Caroline", "Melanie"],
+            "turn_ids": [nid("turn", f"D1:{j}") for j in range(3 * i, 3 * i + 3)],
+            "embedding": episode_vectors[i].tolist(), "embedding_raw": episode_vectors[i].tolist(),
+        }
+        for i, text in enumerate(episode_texts)
+    ]  # fmt: skip
+    fact_specs = [
+        ("0", "Caroline attended an LGBTQ support group.", "D1:0"),
+        ("0", "Caroline's new job is school counseling.", "D1:2"),
+        ("1", "Melanie painted a sunset over the lake on 2023-05-07.", "D1:1"),
+    ]
+    fact_vectors = embedder.encode([content for _, content, _ in fact_specs])
+    facts = [
+        {
+            "memory_id": memory_id, "id": nid("fact", str(i)), "episode_id": nid("episode", episode), "content": content,
+            "potential": [], "keywords": [], "date": "2023-05-07", "text": content, "turn_ids": [nid("turn", turn)],
+            "embedding": fact_vectors[i].tolist(), "embedding_raw": fact_vectors[i].tolist(),
+        }
+        for i, (episode, content, turn) in enumerate(fact_specs)
+    ]  # fmt: skip
+    topic_text = "Life updates. Support groups, careers, art and family trips."
+    topics = [
+        {
+            "memory_id": memory_id, "id": nid("topic", "0"), "title": "Life updates", "summary": topic_text,
+            "text": topic_text, "embedding": embedder.encode_one(topic_text).tolist(),
+        }
+    ]  # fmt: skip
+    hyperedges = [
+        {"memory_id": memory_id, "id": nid("he", "topic-0"), "kind": "topic", "owner_ids": [nid("topic", "0")],
+         "members": [{"id": nid("episode", "0"), "weight": 0.9}, {"id": nid("episode", "1"), "weight": 0.6}]},
+        {"memory_id": memory_id, "id": nid("he", "episode-0"), "kind": "episode", "owner_ids": [nid("episode", "0")],
+         "members": [{"id": nid("fact", "0"), "weight": 1.0}, {"id": nid("fact", "1"), "weight": 0.8}]},
+        {"memory_id": memory_id, "id": nid("he", "episode-1"), "kind": "episode", "owner_ids": [nid("episode", "1")],
+         "members": [{"id": nid("fact", "2"), "weight": 1.0}]},
+        {"memory_id": memory_id, "id": nid("he", "segment-0"), "kind": "segment",
+         "owner_ids": [nid("episode", "0"), nid("episode", "1")],
+         "members": [{"id": nid("person", "caroline"), "weight": 1.0}, {"id": nid("person", "melanie"), "weight": 0.7},
+                     {"id": nid("time", "2023-05-07"), "weight": 0.5}, {"id": nid("location", "sweden"), "weight": 0.3}]},
+    ]  # fmt: skip
+    return {
+        "write/turns": turns,
+        "write/elements": elements,
+        "write/episodes": episodes,
+        "write/facts": facts,
+        "write/topics": topics,
+        "write/hyperedges": hyperedges,
+    }
+
+
+EXPECTED_NODES = {"Turn": 6, "Person": 2, "Time": 1, "Location": 1, "Episode": 2, "Fact": 3, "Topic": 1, "Hyperedge": 4}
+# NEXT 5 + FROM_TURN (episodes 6, facts 3) + HAS_HYPEREDGE 5 + MEMBER 9
+EXPECTED_RELATIONSHIPS = 28
+
+
+def _write_graph(store, memory_id: str, embedder: Embedder) -> None:
+    for name, rows in _graph_rows(memory_id, embedder).items():
+        store.write(name, rows)
+
+
+def _relationship_count(store, memory_id: str) -> int:
+    rows = store.run_cypher(
+        "MATCH (a)-[r]->(b) WHERE a.memory_id = $m OR b.memory_id = $m RETURN count(r) AS c", {"m": memory_id}
+    )
+    return int(rows[0]["c"])
+
+
+def test_batched_writes_are_idempotent(store, memory, embedder):
+    saved = store.write_batch_size
+    store.write_batch_size = 2  # several UNWIND batches per file
+    try:
+        _write_graph(store, memory, embedder)
+        first = (store.counts(memory), _relationship_count(store, memory))
+        _write_graph(store, memory, embedder)
+        second = (store.counts(memory), _relationship_count(store, memory))
+    finally:
+        store.write_batch_size = saved
+    assert first == second
+    assert first[0] == {**EXPECTED_NODES, "memberships": 9}
+    assert first[1] == EXPECTED_RELATIONSHIPS
+
+
+def test_hyperedge_rewrite_replaces_member_set(store, memory, embedder):
+    _write_graph(store, memory, embedder)
+    segment = _graph_rows(memory, embedder)["write/hyperedges"][3]
+    store.write("write/hyperedges", [{**segment, "members": segment["members"][:2]}])
+    assert store.counts(memory)["memberships"] == 7
+
+
+def test_vector_search_ranks_by_cosine(store, memory, embedder):
+    _write_graph(store, memory, embedder)
+    query = embedder.encode_one("Which country is Caroline moving to?")
+    hits = store.vector_search("Turn", memory, query, 3)
+    assert hits[0].id == f"{memory}/turn/D1:4"
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    turn_vectors = embedder.encode([text for _, text in TURNS])
+    assert hits[0].score == pytest.approx(float(turn_vectors[4] @ query), abs=1e-4)
+    exact = store.vector_search("Fact", memory, embedder.encode_one("what is Caroline's job?"), 1, candidates=[f"{memory}/fact/1", f"{memory}/fact/2"])
+    assert [h.id for h in exact] == [f"{memory}/fact/1"]
+
+
+def test_fulltext_search_ors_terms(store, memory, embedder):
+    _write_graph(store, memory, embedder)
+    hits = store.fulltext_search("Turn", memory, "what's Caroline's job?", 5)
+    assert hits and hits[0].id == f"{memory}/turn/D1:2"  # both terms; an AND of all words would miss it
+    assert {h.id for h in hits} == {f"{memory}/turn/D1:{i}" for i in (0, 2, 4)}
+    dated = store.fulltext_search("Turn", memory, "2023-05-07", 5)
+    assert dated[0].id == f"{memory}/turn/D1:1"
+    email = store.fulltext_search("Turn", memory, "melanie@example.com", 5)
+    assert email[0].id == f"{memory}/turn/D1:3"
+    only = store.fulltext_search("Fact", memory, "Caroline", 5, candidates=[f"{memory}/fact/1"])
+    assert [h.id for h in only] == [f"{memory}/fact/1"]
+
+
+NASTY_QUERIES = [
+    "",
+    "   ",
+    "?!?",
+    "2023-05-07",
+    "7/5/2023 10:30",
+    "melanie@example.com",
+    "what's Caroline's job?",
+    "a | b",
+    "-caroline",
+    "caroline*",
+    "%caroline%",
+    "job:counselor",
+    '"support group"',
+    "(caroline) {melanie} [sweden]",
+    "a; DROP GRAPH hypermem;",
+    "@speaker:Caroline",
+    "C:\\Users\\caroline\\file.txt",
+    "/etc/passwd",
+    "~caroline^2",
+    "caroline AND melanie",
+    "caroline OR melanie",
+    "NOT caroline",
+    "AND OR NOT",
+    "+caroline -melanie && sweden || camping !painting",
+    "caroline~0.8 \"group\"~3 job^4 c?roline",
+    "🎨🏕️ 🇸🇪 ❤️",
+    "painting 🎨 with Melanie 😊",
+    "카롤라인 스웨덴 Ünïcödé ßtraße",
+    "\x00\x01\t\n\r",
+    "' OR 1=1 --",
+    "$rows",
+    "${memory_id}",
+    "x" * 10_000,
+    " ".join(["caroline"] * 2_000),
+]
+
+
+def test_nasty_fulltext_queries_never_raise(store, memory, embedder):
+    _write_graph(store, memory, embedder)
+    alphabet = "ab ca-|*%:\"(){}[];@\\/~^!?+&'.,#$<>=\t😊é"
+    rng = random.Random(11)
+    fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))) for _ in range(60)]
+    for label in ("Turn", "Episode", "Fact", "Topic"):
+        for text in NASTY_QUERIES + fuzz:
+            hits = store.fulltext_search(label, memory, text, 10)
+            assert isinstance(hits, list)
+            assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True), text
+            assert all(h.id.startswith(f"{memory}/") for h in hits)
+    assert store.fulltext_search("Turn", memory, "", 10) == []
+    assert store.fulltext_search("Turn", memory, "🎨🏕️ 🇸🇪 ❤️", 10) == []
+    assert store.fulltext_search("Turn", memory, "AND OR NOT", 10) == []
+    assert store.fulltext_search("Turn", memory, "-caroline", 10)  # '-' is not a NOT: Caroline's turns come back
+
+
+def test_memories_are_isolated(store, embedder):
+    a, b = f"iso-a-{uuid.uuid4().hex[:8]}", f"iso-b-{uuid.uuid4().hex[:8]}"
+    try:
+        _write_graph(store, a, embedder)
+        _write_graph(store, b, embedder)
+        query = embedder.encode_one("camping in the mountains")
+        for memory_id in (a, b):
+            vector_hits = store.vector_search("Turn", memory_id, query, 10)
+            text_hits = store.fulltext_search("Turn", memory_id, "camping mountains", 10)
+            assert len(vector_hits) == len(TURNS)
+            assert text_hits and vector_hits[0].id == text_hits[0].id == f"{memory_id}/turn/D1:5"
+            assert all(h.id.startswith(f"{memory_id}/") for h in vector_hits + text_hits)
+        assert {a, b} <= set(store.memory_ids())
+    finally:
+        store.delete_memory(a)
+        store.delete_memory(b)
+
+
+def test_delete_memory_leaves_no_orphans(store, embedder):
+    a, b = f"del-a-{uuid.uuid4().hex[:8]}", f"del-b-{uuid.uuid4().hex[:8]}"
+    try:
+        _write_graph(store, a, embedder)
+        _write_graph(store, b, embedder)
+        removed = store.delete_memory(a)
+        assert removed == sum(EXPECTED_NODES.values())
+        assert store.counts(a) == {"memberships": 0}
+        left = store.run_cypher("MATCH (n) WHERE n.memory_id = $m OR n.id STARTS WITH $prefix RETURN count(n) AS c", {"m": a, "prefix": f"{a}/"})
+        assert left[0]["c"] == 0
+        dangling = store.run_cypher(
+            "MATCH (a)-[r]->(b) WHERE a.memory_id IS NULL OR b.memory_id IS NULL OR a.memory_id <> b.memory_id "
+            "RETURN count(r) AS c"
+        )
+        assert dangling[0]["c"] == 0
+        assert store.counts(b) == {**EXPECTED_NODES, "memberships": 9}
+        assert _relationship_count(store, b) == EXPECTED_RELATIONSHIPS
+        assert a not in store.memory_ids()
+        assert store.delete_memory(a) == 0
+    finally:
+        store.delete_memory(b)
+
+
+def test_dimension_mismatch_is_refused(store, embedder):
+    with pytest.raises(SchemaMismatch, match=str(embedder.dimension)):
+        store.ensure_schema("some-other-model", embedder.dimension + 128)
+    store.ensure_schema(EMBEDDING_MODEL, embedder.dimension)  # the right one still opens
+    assert int(store.meta()["dimension"]) == embedder.dimension
+
+
+def test_indexes_cover_the_schema(store):
+    found = {(i["label"], i["property"], i["type"]) for i in store.indexes()}
+    for label in ("Turn", "Episode", "Topic", "Fact"):
+        assert (label, "embedding", "VECTOR") in found
+        assert (label, "text", "FULLTEXT") in found
+        assert (label, "memory_id", "RANGE") in found
+    assert ("Episode", "embedding_raw", "VECTOR") in found
+    assert ("Hyperedge", "id", "RANGE") in found
+
+
+# --- HNSW recall on real sentence embeddings ---------------------------------------------------
+
+_NAMES = ["Caroline", "Melanie", "John", "Maria", "Deborah", "Jolene", "Evan", "Sam", "Tim", "Audrey", "Andrew",
+          "Nate", "Joanna", "Calvin", "Dave", "Gina", "Jon", "James", "Priya", "Kenji", "Lucia", "Omar", "Fatima",
+          "Ivan", "Zoe"]  # fmt: skip
+_ACTIVITIES = [
+    "went hiking in the mountains", "adopted a rescue dog", "started learning the violin", "painted a sunset over the lake",
+    "ran a charity marathon", "baked sourdough bread", "visited a pottery class", "joined an LGBTQ support group",
+    "applied for a counseling job", "read a novel about time travel", "planted tomatoes in the garden",
+    "took the kids camping", "fixed an old motorcycle", "wrote a poem about the ocean", "attended a jazz concert",
+    "moved to a new apartment", "volunteered at the animal shelter", "started a vegan diet", "got a promotion at work",
+    "learned to surf", "bought a vintage camera", "organized a book club", "went to a yoga retreat",
+    "repaired the kitchen sink", "travelled to Sweden", "celebrated a birthday with friends", "adopted a kitten",
+    "lost a job at the factory", "signed up for a painting workshop", "finished a degree in psychology",
+    "played chess in the park", "cooked a traditional family recipe", "went to a Pride parade",
+    "started a podcast about games", "trained for a triathlon", "built a treehouse", "gave a talk at the library",
+    "got engaged on the beach", "saw a doctor about back pain", "took photos of wild birds",
+]  # fmt: skip
+_WHEN = ["last weekend", "yesterday", "two weeks ago", "in May 2023", "on Sunday morning", "after work",
+         "during the summer", "before the holidays", "last night", "early this year"]  # fmt: skip
+N_DOCS, N_QUERIES, K = 5_000, 50, 10
+
+
+@pytest.fixture(scope="module")
+def corpus(embedder) -> tuple[np.ndarray, np.ndarray]:
+    """5,000 distinct template sentences + 50 held-out query sentences, embedded: (docs, queries)."""
+    combos = list(itertools.product(_NAMES, _ACTIVITIES, _WHEN))
+    random.Random(0).shuffle(combos)
+    sentences = [f"{name} {activity} {when}." for name, activity, when in combos[: N_DOCS + N_QUERIES]]
+    assert len(set(sentences)) == N_DOCS + N_QUERIES
+    vectors = embedder.encode(sentences)
+    return vectors[:N_DOCS], vectors[N_DOCS:]
+
+
+def _turn_rows(memory_id: str, vectors: np.ndarray, offset: int = 0) -> list[dict]:
+    return [
+        {"memory_id": memory_id, "id": f"{memory_id}/turn/{offset + i}", "dia_id": str(offset + i), "speaker": "s",
+         "text": "", "timestamp": "2023-05-07T10:00:00", "session": "1", "seq": offset + i,
+         "embedding": vector.tolist(), "prev_id": None}
+        for i, vector in enumerate(vectors)
+    ]  # fmt: skip
+
+
+def _recall(store, memory_id: str, docs: np.ndarray, queries: np.ndarray) -> float:
+    """Mean recall@K of ``store.vector_search`` (ANN path) against exact cosine over ``docs``."""
+    exact = np.argsort(-(queries @ docs.T), axis=1)[:, :K]
+    recalls = []
+    for query, truth in zip(queries, exact):
+        hits = store.vector_search("Turn", memory_id, query, K)
+        assert all(h.id.startswith(f"{memory_id}/") for h in hits)
+        got = {int(h.id.rsplit("/", 1)[1]) for h in hits}
+        recalls.append(len(got & set(truth.tolist())) / K)
+    return float(np.mean(recalls))
+
+
+def test_hnsw_recall_at_10_on_5000_sentence_embeddings(store, corpus):
+    docs, queries = corpus
+    memory_id = f"recall-{uuid.uuid4().hex[:8]}"
+    try:
+        store.write("write/turns", _turn_rows(memory_id, docs))
+        recall = _recall(store, memory_id, docs, queries)
+        print(f"\n{store.engine_version()}: HNSW recall@{K} = {recall:.3f} over {len(queries)} queries, {len(docs)} vectors")
+        assert recall >= 0.95
+    finally:
+        store.delete_memory(memory_id)
+
+
+def test_per_memory_recall_with_50_other_memories(store, corpus):
+    """A global index returns the global top-k: the oversample + exact fallback keeps per-memory recall."""
+    docs, queries = corpus
+    run = uuid.uuid4().hex[:8]
+    target, mine = f"target-{run}", docs[:500]
+    others = [(f"other-{run}-{i}", chunk) for i, chunk in enumerate(np.array_split(docs[500:], 50))]
+    try:
+        store.write("write/turns", _turn_rows(target, mine))
+        for memory_id, chunk in others:
+            store.write("write/turns", _turn_rows(memory_id, chunk))
+        recall = _recall(store, target, mine, queries)
+        print(f"\n{store.engine_version()}: per-memory recall@{K} = {recall:.3f} with 50 other memories in the index")
+        assert recall >= 0.95
+    finally:
+        for memory_id in [target] + [m for m, _ in others]:
+            store.delete_memory(memory_id)
