@@ -34,14 +34,14 @@ class FakeOpenAI:
     """Deterministic chat-completions server.
 
     ``script`` holds one behaviour per request, consumed in order: an int is an HTTP error
-    status, a str is the literal reply content. With the script empty, the reply is
+    status, a str is the literal reply content, a (str, str) pair is content and finish_reason. With the script empty, the reply is
     ``{"answer": <last user message>}`` for JSON requests and ``echo: <last user message>``
     for text requests. ``reject_json_schema`` answers 400 to ``response_format=json_schema``.
     ``barrier`` (optional) makes the first requests wait for each other.
     """
 
     def __init__(self):
-        self.script: list[int | str] = []
+        self.script: list[int | str | tuple[str, str]] = []
         self.requests: list[dict] = []
         self.reject_json_schema = False
         self.barrier: threading.Barrier | None = None
@@ -75,19 +75,16 @@ class FakeOpenAI:
             with self._lock:
                 self.in_flight -= 1
 
-    def _reply(self, body: dict, step: int | str | None) -> Response:
+    def _reply(self, body: dict, step: int | str | tuple[str, str] | None) -> Response:
         fmt = (body.get("response_format") or {}).get("type")
         if isinstance(step, int):
             return _json_response({"error": {"message": f"scripted {step}", "type": "server_error"}}, step)
         if self.reject_json_schema and fmt == "json_schema":
             return _json_response({"error": {"message": "response_format json_schema unsupported"}}, 400)
         last_user = [m["content"] for m in body["messages"] if m["role"] == "user"][-1]
-        if step is not None:
-            content = step
-        elif fmt is None:
-            content = f"echo: {last_user}"
-        else:
-            content = json.dumps({"answer": last_user})
+        content, finish = step if isinstance(step, tuple) else (step, "stop")
+        if content is None:
+            content = f"echo: {last_user}" if fmt is None else json.dumps({"answer": last_user})
         return _json_response(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
@@ -95,7 +92,7 @@ class FakeOpenAI:
                 "created": 0,
                 "model": body["model"],
                 "choices": [
-                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}
                 ],
                 "usage": {
                     "prompt_tokens": PROMPT_TOKENS,
@@ -193,6 +190,15 @@ def test_final_failure_raises_llm_error_and_caches_nothing(server, make_client):
     assert len(server.requests) == 4
 
 
+def test_reply_cut_at_max_tokens_is_not_retried(server, make_client):
+    server.script = [('{"answer": "this never ends', "length")]
+    client = make_client(max_tokens=5)
+    with pytest.raises(LLMError, match="max_tokens=5"):
+        client.complete_json("probe", _ask("x"), SCHEMA)
+    assert server.requests[0]["max_tokens"] == 5
+    assert client.stats == _stats(calls=1, successes=1, errors=1)
+
+
 def test_non_transient_error_is_not_retried(server, make_client):
     server.script = [401]
     client = make_client()
@@ -213,6 +219,15 @@ def test_rejected_json_schema_falls_back_to_json_object(server, make_client):
     assert client.complete_json("probe", _ask("two"), SCHEMA) == {"answer": "two"}
     assert [r["response_format"]["type"] for r in server.requests[2:]] == ["json_object"]
     assert client.stats == _stats(calls=3, successes=2, errors=1)
+
+
+def test_other_bad_request_does_not_switch_to_json_object(server, make_client):
+    server.script = [400]  # "scripted 400": says nothing about the response format
+    client = make_client()
+    with pytest.raises(LLMError, match="scripted 400"):
+        client.complete_json("probe", _ask("too long"), SCHEMA)
+    assert client.complete_json("probe", _ask("next"), SCHEMA) == {"answer": "next"}
+    assert [r["response_format"]["type"] for r in server.requests] == ["json_schema", "json_schema"]
 
 
 def test_fallback_output_is_validated_against_the_schema(server, make_client):

@@ -109,8 +109,13 @@ def test_segment_snaps_unknown_idx_to_nearest_turn_and_skips_garbage():
     assert P.segment_episodes(ScriptedClient(reply), turns) == [_ep(0, 2), _ep(4, 8, "second")]
 
 
-def test_segment_without_usable_episodes_gives_one_episode_titled_from_the_first_turn():
-    got = P.segment_episodes(ScriptedClient({"episodes": []}), TURNS)
+@pytest.mark.parametrize("episodes", [[], [{"start_idx": None, "end_idx": 3, "title": "x", "summary": ""}]])
+def test_segment_without_usable_episodes_is_empty_so_the_caller_falls_back(episodes):
+    assert P.segment_episodes(ScriptedClient({"episodes": episodes}), TURNS) == []
+
+
+def test_segment_blank_title_is_first_turn_text():
+    got = P.segment_episodes(ScriptedClient({"episodes": [_ep(10, 14, "", "")]}), TURNS)
     assert got == [_ep(10, 14, "I went to pottery class yesterday!", "")]
 
 

@@ -3,12 +3,13 @@
 ``LLMClient`` adds what every LLM stage needs on top of the ``openai`` package:
 
 - **structured output**: ``complete_json`` asks for ``response_format=json_schema``
-  and, when the server rejects that (HTTP 400/422), switches for the rest of the
-  client's life to ``json_object`` with the schema spelt out in the prompt. Either
-  way the reply is parsed and validated against the schema (``jsonschema``);
+  and, when the server rejects that (HTTP 400/422 naming the response format or the
+  schema), switches for the rest of the client's life to ``json_object`` with the
+  schema spelt out in the prompt. Either way the reply is parsed and validated
+  against the schema (``jsonschema``);
 - **retries** with exponential backoff (tenacity) on transient failures: connection
   errors, time-outs, HTTP 408/409/429/5xx, and replies that are not valid JSON for
-  the schema;
+  the schema (except a reply cut at ``max_tokens``, which would be cut again);
 - a **disk cache** (diskcache) keyed by (model, task, kind, messages, schema), so a
   re-run of the same ingest or evaluation sends no request at all;
 - **counters** (``stats``) and **bounded concurrency**: at most ``concurrency``
@@ -41,6 +42,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 _RETRY_STATUS = {408, 409, 429}
+_FORMAT_COMPLAINT = re.compile(r"response_format|json_schema|schema|grammar", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
@@ -119,6 +121,7 @@ class LLMClient:
         """Build from ``hypermem.config.Settings``. Raises ``LLMError`` when ``llm_base_url`` is unset."""
         if not settings.llm_base_url:
             raise LLMError("no LLM configured: set HYPERMEM_LLM_BASE_URL")
+        log.info("LLM path on: model %s at %s, cache %s", settings.llm_model, settings.llm_base_url, settings.llm_cache_dir)
         return cls(
             base_url=settings.llm_base_url,
             api_key=settings.llm_api_key,
@@ -215,7 +218,8 @@ class LLMClient:
         except openai.OpenAIError as exc:
             raise LLMError(f"LLM task {task!r} failed: {exc}") from exc
 
-    def _request(self, messages: list[dict], **extra) -> str | None:
+    def _request(self, messages: list[dict], **extra) -> tuple[str | None, str | None]:
+        """One HTTP request; returns (content, finish_reason)."""
         self._count(calls=1)
         try:
             with self._slots:
@@ -231,10 +235,11 @@ class LLMClient:
         if not response.choices:
             self._count(errors=1)
             raise _BadReply("reply has no choices")
-        return response.choices[0].message.content
+        choice = response.choices[0]
+        return choice.message.content, choice.finish_reason
 
     def _text_call(self, messages: list[dict]) -> str:
-        text = (self._request(messages) or "").strip()
+        text = (self._request(messages)[0] or "").strip()
         if not text:
             self._count(errors=1)
             raise _BadReply("empty reply")
@@ -244,18 +249,22 @@ class LLMClient:
         if self._json_schema_supported:
             fmt = {"type": "json_schema", "json_schema": {"name": _schema_name(task), "schema": schema, "strict": True}}
             try:
-                text = self._request(messages, response_format=fmt)
+                text, finish = self._request(messages, response_format=fmt)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if not _FORMAT_COMPLAINT.search(str(exc)):
+                    raise
                 log.warning("server rejected response_format=json_schema (%s); using json_object from now on", exc)
                 self._json_schema_supported = False
                 return self._json_call(task, messages, schema)
         else:
-            text = self._request(_with_schema_hint(messages, schema), response_format={"type": "json_object"})
+            text, finish = self._request(_with_schema_hint(messages, schema), response_format={"type": "json_object"})
         try:
             value = _parse_json(text)
             jsonschema.validate(value, schema)
         except (_BadReply, jsonschema.ValidationError) as exc:
             self._count(errors=1)
+            if finish == "length":  # the same request at temperature 0 would be cut again: no retry
+                raise LLMError(f"LLM task {task!r}: the reply hit max_tokens={self.max_tokens} before the JSON ended")
             raise _BadReply(f"reply does not match the {task} schema: {getattr(exc, 'message', exc)}") from exc
         return value
 

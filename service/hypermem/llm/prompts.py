@@ -133,7 +133,8 @@ def segment_episodes(client: CompletionClient, turns: list[dict]) -> list[dict]:
         turns: ``[{idx: int, speaker, text, timestamp}]`` in conversation order, ``idx`` ascending.
     Returns:
         ``[{start_idx, end_idx, title, summary}]`` covering every input ``idx`` once, contiguous and in
-        order (see ``parse_segments`` for the repairs). Empty input gives ``[]`` without a call.
+        order (see ``parse_segments`` for the repairs); ``[]`` when the model proposed no usable range,
+        so that the caller can fall back to another segmenter. Empty input gives ``[]`` without a call.
     Raises:
         ``LLMError`` when the model fails.
     """
@@ -152,7 +153,7 @@ def parse_segments(reply: dict, turns: list[dict]) -> list[dict]:
     positions, sorted; the first always starts at the first turn, and each one runs until the
     next start, so gaps join the episode before them and overlaps are cut. For two ranges with
     the same start the longer one names the episode. A blank title becomes the episode's first
-    turn text (shortened); no usable range at all gives one episode over every turn.
+    turn text (shortened). No usable range at all gives ``[]``.
     """
     idxs = [int(t["idx"]) for t in turns]
     position = {idx: pos for pos, idx in enumerate(idxs)}
@@ -182,7 +183,7 @@ def parse_segments(reply: dict, turns: list[dict]) -> list[dict]:
         if not chosen or start != chosen[-1][0]:
             chosen.append((start, title, summary))
     if not chosen:
-        chosen = [(0, "", "")]
+        return []
     chosen[0] = (0, *chosen[0][1:])
 
     episodes = []
