@@ -366,7 +366,7 @@ def test_validation_errors_name_the_field(client, acme):
     assert duplicate.get_json()["errors"]["json"]["messages"]["1"]["message_id"] == ["repeats an earlier message_id in this batch"]
     assert client.post(url, headers=acme, json={}).get_json()["errors"]["json"] == {"messages": ["Missing data for required field."]}
     nul = client.post(f"/v1/memories/{MEMORY}/query", headers=acme, json={"query": "a\x00b"})
-    assert nul.get_json()["errors"]["json"]["query"] == ["must not contain NUL characters"]
+    assert nul.get_json()["errors"]["json"]["query"] == ["must not be blank or contain NUL characters"]
     early = client.post(url, headers=acme, json={"messages": [{**message(1, "a"), "timestamp": "1066-10-14T09:00:00"}]})
     assert "timestamp" in early.get_json()["errors"]["json"]["messages"]["0"]
 

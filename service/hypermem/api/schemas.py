@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from marshmallow import RAISE, Schema, ValidationError, fields, post_dump, post_load, validate, validates_schema
+from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, post_dump, post_load, validate, validates_schema
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
 TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
@@ -17,31 +17,21 @@ EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
 
 
-def _no_nul(value: str) -> None:
-    if "\x00" in value:
-        raise ValidationError("must not contain NUL characters")
-
-
-def _not_blank(value: str) -> None:
-    if not value.strip():
-        raise ValidationError("must not be blank")
-
-
-def _no_slash(value: str) -> None:
-    if "/" in value:
-        raise ValidationError("must not contain '/'")
+_PATTERNS = {
+    # (pattern, error) by kind; patterns go into the OpenAPI document, so generated clients comply.
+    "text": (r"^[^\x00]*$", "must not contain NUL characters"),
+    "non_blank": (r"^[^\x00]*[^\s\x00][^\x00]*$", "must not be blank or contain NUL characters"),
+    "key": (r"^[^/\x00]*[^\s/\x00][^/\x00]*$", "must not be blank or contain '/' or NUL characters"),
+}
 
 
 class Text(fields.String):
-    """A string without NUL characters, bounded to ``max_length`` characters. ``blank=False`` refuses
+    """A string of at most ``max_length`` characters without NUL. ``blank=False`` also refuses
     whitespace-only strings; ``key`` refuses blanks and '/' (the value becomes part of a node id)."""
 
     def __init__(self, *, min_length: int = 0, max_length: int = 20_000, blank: bool = True, key: bool = False, **kwargs):
-        validators = [validate.Length(min=min_length, max=max_length), _no_nul]
-        if key or not blank:
-            validators.append(_not_blank)
-        if key:
-            validators.append(_no_slash)
+        pattern, error = _PATTERNS["key" if key else "text" if blank else "non_blank"]
+        validators = [validate.Length(min=min_length, max=max_length), validate.Regexp(pattern, error=error)]
         super().__init__(validate=validators, **kwargs)
 
 
@@ -52,6 +42,9 @@ class RequestSchema(Schema):
 
 class PassThroughSchema(Schema):
     """Dumps the declared fields, and keeps any other key of the object as it is (forward compatible)."""
+
+    class Meta:
+        unknown = INCLUDE  # documented as additionalProperties: true
 
     @post_dump(pass_original=True)
     def _keep_extra(self, data: dict, original, **kwargs) -> dict:
