@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 log = logging.getLogger(__name__)
 
@@ -32,22 +34,33 @@ class EmbeddedServerError(RuntimeError):
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs. A zombie (killed, not yet reaped by its parent) does not."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
 
 
 def _responds(socket_path: Path) -> bool:
+    """One PING with a 2 s budget (no client retries: a hung server must not cost 10 s more)."""
     if not socket_path.exists():
         return False
+    client = redis.Redis(
+        unix_socket_path=str(socket_path), socket_timeout=2, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0)
+    )
     try:
-        return bool(redis.Redis(unix_socket_path=str(socket_path), socket_timeout=2).ping())
+        return bool(client.ping())
     except (redis.RedisError, OSError):
         return False
+    finally:
+        client.close()
 
 
 @dataclass
@@ -136,7 +149,16 @@ class EmbeddedFalkorDB:
         ]  # fmt: skip
         # A session of its own: the server outlives a worker that started it, and Ctrl-C
         # in a terminal does not reach it before ``stop()`` flushes it.
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+        # No inherited stdout/stderr either: a server holding its starter's pipes would keep a
+        # caller that reads them (``subprocess.run(capture_output=True)``, ``| tee``) waiting
+        # for EOF as long as the server lives. It logs to DIR/falkordb.log.
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self.pid_file.write_text(str(self.process.pid))
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:

@@ -1,0 +1,148 @@
+"""Lifecycle of the embedded FalkorDB: persistence across restarts, recovery from a killed
+server (stale pid file and socket, append-only data kept), a hung server, and two stores
+on one directory sharing one server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hypermem.store.embedded import EmbeddedFalkorDB
+from hypermem.store.falkordb import FalkorDBStore
+
+ROWS = [
+    {"memory_id": "m", "id": f"m/el/{i}", "kind": "Person", "name": f"person {i}", "value": f"p{i}"} for i in range(50)
+]
+
+
+def _names(store: FalkorDBStore) -> list[str]:
+    return [r["name"] for r in store.run_cypher("MATCH (p:Person) WHERE p.memory_id = 'm' RETURN p.name AS name ORDER BY p.value")]
+
+
+def _gone(pid: int) -> bool:
+    """True when ``pid`` no longer runs (exited, or a zombie nobody reaped yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+def _wait_gone(pid: int, timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not _gone(pid):
+        assert time.monotonic() < deadline, f"process {pid} did not stop"
+        time.sleep(0.05)
+
+
+def test_data_persists_across_close_and_reopen(tmp_path):
+    with FalkorDBStore(tmp_path / "db") as store:
+        store.write("write/elements", ROWS)
+        pid = store.server.process.pid
+    _wait_gone(pid)
+    assert not (tmp_path / "db" / "server.pid").exists()
+    with FalkorDBStore(tmp_path / "db") as store:
+        assert store.server.process.pid != pid
+        assert len(_names(store)) == len(ROWS)
+        assert store.counts("m") == {"Person": len(ROWS), "memberships": 0}
+
+
+def test_recovers_from_kill_9_with_stale_pid_and_socket(tmp_path):
+    """A run dies with its server: the writer process and redis-server both get SIGKILL."""
+    data_dir = tmp_path / "db"
+    writer = (
+        "import json, os, signal, sys\n"
+        "from hypermem.store.falkordb import FalkorDBStore\n"
+        "store = FalkorDBStore(sys.argv[1])\n"
+        "store.write('write/elements', json.loads(sys.argv[2]))\n"
+        "print(store.server.process.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", writer, str(data_dir), json.dumps(ROWS)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    server_pid = int(done.stdout.split()[0])
+    os.kill(server_pid, signal.SIGKILL)
+    _wait_gone(server_pid)
+    server = EmbeddedFalkorDB(data_dir)
+    assert server.pid_file.read_text().strip() == str(server_pid)  # stale pid file left behind
+    assert server.socket_path.exists()  # stale socket left behind
+
+    with FalkorDBStore(data_dir) as store:
+        assert store.server.owned and store.server.process.pid != server_pid
+        assert server.pid_file.read_text().strip() == str(store.server.process.pid)
+        assert len(_names(store)) == len(ROWS)  # appendonly: every acknowledged write survived
+
+
+def test_stale_pid_of_an_unrelated_process_is_not_killed(tmp_path):
+    data_dir = tmp_path / "db"
+    data_dir.mkdir()
+    bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (data_dir / "server.pid").write_text(str(bystander.pid))
+        with FalkorDBStore(data_dir) as store:
+            store.write("write/elements", ROWS[:3])
+            assert len(_names(store)) == 3
+        assert bystander.poll() is None  # still running: a reused pid is left alone
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_hung_server_is_replaced(tmp_path):
+    data_dir = tmp_path / "db"
+    store = FalkorDBStore(data_dir, keep_server=True)
+    store.write("write/elements", ROWS)
+    store.close()  # the server keeps running (keep_server), as for a gunicorn master
+    hung_pid = store.server.process.pid
+    os.kill(hung_pid, signal.SIGSTOP)
+    try:
+        with FalkorDBStore(data_dir) as fresh:
+            assert fresh.server.process.pid != hung_pid
+            assert len(_names(fresh)) == len(ROWS)
+        _wait_gone(hung_pid)
+    finally:
+        if not _gone(hung_pid):
+            os.kill(hung_pid, signal.SIGKILL)
+        store.server.process.wait()
+
+
+def test_two_stores_on_one_directory_share_one_server(tmp_path):
+    data_dir = tmp_path / "db"
+    first = FalkorDBStore(data_dir)
+    try:
+        second = FalkorDBStore(data_dir)
+        assert first.server.owned and not second.server.owned
+        assert first.server.socket_path == second.server.socket_path
+        first.write("write/elements", ROWS[:5])
+        assert len(_names(second)) == 5  # one server, one graph
+        second.close()  # a joiner does not stop the owner's server
+        assert len(_names(first)) == 5
+    finally:
+        pid = first.server.process.pid
+        first.close()
+    _wait_gone(pid)
+    assert not first.server.socket_path.exists()
+
+
+def test_long_data_dir_uses_a_short_socket_path(tmp_path):
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    with FalkorDBStore(deep) as store:
+        assert len(str(store.server.socket_path)) <= 100
+        store.write("write/elements", ROWS[:2])
+        assert len(_names(store)) == 2
+    with FalkorDBStore(deep) as store:
+        assert len(_names(store)) == 2
+
+
+def test_graph_names_separate_graphs_on_one_server(tmp_path):
+    with FalkorDBStore(tmp_path / "db") as main, FalkorDBStore(tmp_path / "db", "other") as other:
+        main.write("write/elements", ROWS[:1])
+        other.write("write/elements", ROWS[:4])
+        assert (len(_names(main)), len(_names(other))) == (1, 4)
