@@ -81,6 +81,9 @@ def serve(
     Production: ``gunicorn -c docker/gunicorn.conf.py hypermem.api.wsgi:app``. Set
     HYPERMEM_ADMIN_KEY to be able to create tenant keys (``POST /v1/tenants/{tenant}/keys``).
     """
+    import signal
+    import sys
+
     from hypermem.api import create_app
     from hypermem.config import Settings
 
@@ -88,8 +91,9 @@ def serve(
     if not settings.admin_key:
         typer.echo("HYPERMEM_ADMIN_KEY is not set: no tenant key can be created.", err=True)
     api = create_app(settings, sync_batch_limit=sync_batch)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # run the cleanup below on `kill` too
     typer.echo(f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs)")
     try:
         api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
     finally:
-        api.extensions["hypermem"].close()
+        api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
