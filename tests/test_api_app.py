@@ -140,18 +140,6 @@ def globex(keys):
     return bearer(keys["globex"])
 
 
-def pipelines_available() -> bool:
-    try:
-        import hypermem.ingest.pipeline  # noqa: F401
-        import hypermem.retrieve.pipeline  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-needs_pipelines = pytest.mark.skipif(not pipelines_available(), reason="ingest/retrieve pipelines not importable yet")
-
-
 def message(i: int, text: str, speaker: str = "Caroline", day: str = "2023-06-01") -> dict:
     return {"message_id": f"m{i}", "speaker": speaker, "text": text, "timestamp": f"{day}T10:{i:02d}:00", "session_id": day}
 
@@ -392,8 +380,7 @@ def test_unknown_routes_and_bad_ids_are_json_404(client, acme):
         assert response.status_code == 404 and response.get_json()["code"] == 404
 
 
-# --- ingest, query, explanation (real pipelines) --------------------------------------------
-@needs_pipelines
+# --- ingest, query, explanation (the real pipelines) --------------------------------------------
 def test_ingest_query_explain_and_delete(app, client, acme, globex):
     url = "/v1/memories/live-1/messages"
     batch = [
@@ -423,7 +410,6 @@ def test_ingest_query_explain_and_delete(app, client, acme, globex):
     assert client.get(f"/v1/queries/{result['query_id']}/explanation", headers=acme).status_code == 404
 
 
-@needs_pipelines
 def test_large_batch_runs_as_a_background_job(app, client, acme):
     batch = [message(i, f"Day {i}: I practised the violin for {i} hours and then cooked pasta.") for i in range(1, 6)]
     accepted = client.post("/v1/memories/live-2/messages", headers=acme, json={"messages": batch})
