@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlparse, urlunparse
 
 from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, ConfigurationError, Neo4jError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable, SessionExpired
 from neomodel import db as neomodel_db
 
 from hypermem.config import Settings
@@ -63,8 +63,6 @@ class Neo4jStore(GraphStore):
             records, _, _ = self.driver.execute_query(cypher, params or {}, database_=self.database)
         except _UNREACHABLE as exc:
             raise StoreError(f"Neo4j at {self.uri} is not reachable: {exc}") from exc
-        except Neo4jError as exc:
-            raise StoreError(f"Neo4j refused the query: {exc}") from exc
         return [record.data() for record in records]
 
     def _create_indexes(self, dimension: int) -> list[str]:
