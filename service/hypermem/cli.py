@@ -18,6 +18,138 @@ def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INF
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
 
+SAMPLE_QUESTION = "When did Tomas start volunteering at the community garden?"
+
+
+def _sample_path() -> str:
+    from importlib import resources
+
+    return str(resources.files("hypermem.samples").joinpath("sample-conversation.json"))
+
+
+def _open_service(llm: bool | None):
+    """A MemoryService from the environment's settings; exits 2 with a message when ``--llm`` has no LLM."""
+    from hypermem.config import Settings
+    from hypermem.service import MemoryService
+
+    settings = Settings()
+    if llm and not settings.llm_enabled:
+        typer.echo("--llm needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL).", err=True)
+        raise typer.Exit(2)
+    return MemoryService.open(settings, use_llm=llm)
+
+
+def _ingest_locomo(svc, path: str, conversations: list[str] | None) -> None:
+    """Ingest conversations with a progress bar and print counts per conversation."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from hypermem.ingest.locomo import LocomoFormatError, load_locomo
+
+    try:
+        convs = load_locomo(path, conversations or None)
+    except (OSError, LocomoFormatError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    console = Console()
+    table = Table("conversation", "turns", "episodes", "topics", "facts", "persons", "times", "locations",
+                  "hyperedges", "sessions new/skipped", "seconds", title="ingested")  # fmt: skip
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("turns"), TimeElapsedColumn()]
+    with Progress(*columns, console=console, transient=True) as progress:
+        for conv in convs:
+            task = progress.add_task(conv.sample_id, total=len(conv.messages))
+            report = svc.ingest_conversation(conv, progress=lambda n, task=task: progress.advance(task, n))
+            progress.update(task, completed=len(conv.messages))
+            table.add_row(conv.sample_id, *(str(getattr(report, f)) for f in
+                          ("turns", "episodes", "topics", "facts", "persons", "times", "locations", "hyperedges")),
+                          f"{report.sessions_ingested}/{report.sessions_skipped}", f"{report.elapsed_s:.1f}")  # fmt: skip
+    console.print(table)
+    console.print(f"LLM: {'on' if svc.llm is not None else 'off (no-LLM path)'}; store: {svc.settings.store}")
+
+
+def _print_result(result: dict, as_json: bool) -> None:
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    if as_json:
+        typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    stop = result["stop"]
+    console.print(f"[bold]{result['query']}[/bold]  ({result['analysis']['query_type']} query; stopped by "
+                  f"{stop['rule']} at {stop['cut_at']} of {stop['considered']} facts)")  # fmt: skip
+    table = Table("dia_id", "score", "turn", "path", title="evidence turns")
+    for turn in result["turns"]:
+        path = " -> ".join(
+            f"{step['level']}" + (f"({step['score']:.3f})" if "score" in step else f"(w={step['weight']:.2f})" if "weight" in step else "")
+            for step in turn["path"][1:-1]
+        )  # fmt: skip
+        table.add_row(turn["dia_id"], f"{turn['score']:.4f}", f"{turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}", path)
+    console.print(table)
+    if result.get("answer"):
+        console.print(f"[bold]answer:[/bold] {result['answer']}")
+    console.print(f"context: {result['context_tokens']} tokens; {result['timings_ms']['total']:.0f} ms")
+
+
+@ingest_app.command("locomo")
+def ingest_locomo(
+    path: str = typer.Argument(..., help="A LoCoMo-format JSON file."),
+    conversation: list[str] = typer.Option(None, "--conversation", "-c", help="A sample_id to ingest (repeatable; default all)."),
+    llm: bool = typer.Option(None, "--llm/--no-llm", help="Force the LLM or the no-LLM path (default: LLM when configured)."),
+) -> None:
+    """Ingest LoCoMo conversations (one memory per sample_id); idempotent and resumable."""
+    with _open_service(llm) as svc:
+        _ingest_locomo(svc, path, conversation)
+
+
+@app.command()
+def query(
+    text: str = typer.Argument(..., help="The question."),
+    memory: str = typer.Option(..., "--memory", "-m", help="The memory_id to search."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full result (same JSON as the API)."),
+    stopping: str = typer.Option(None, "--stopping", help="adaptive (default) or fixed."),
+    turn_budget: int = typer.Option(None, "--turn-budget", min=1, max=200, help="Most evidence turns."),
+) -> None:
+    """Retrieve explained evidence for a question from one memory."""
+    from hypermem.retrieve.pipeline import QueryError
+
+    overrides = {k: v for k, v in {"stopping": stopping, "turn_budget": turn_budget}.items() if v is not None}
+    with _open_service(None) as svc:
+        if memory not in svc.store.memory_ids():
+            typer.echo(f"error: --memory: no memory {memory!r}; known: {svc.store.memory_ids()}", err=True)
+            raise typer.Exit(2)
+        try:
+            result = svc.query(memory, text, **overrides)
+        except QueryError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from exc
+        _print_result(result, as_json)
+
+
+@app.command()
+def demo(
+    path: str = typer.Argument(None, help="LoCoMo-format JSON (default: the bundled sample conversation)."),
+    conversation: list[str] = typer.Option(None, "--conversation", "-c", help="A sample_id (repeatable)."),
+    question: str = typer.Option(None, "--question", "-q", help="Question to ask the first conversation."),
+    as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+) -> None:
+    """The main job: ingest a conversation file into the embedded store, then answer a question from memory."""
+    from hypermem.ingest.locomo import load_locomo
+
+    path = path or _sample_path()
+    if question is None:
+        if path != _sample_path():
+            raise typer.BadParameter("give --question when PATH is not the bundled sample", param_hint="--question")
+        question = SAMPLE_QUESTION
+    with _open_service(None) as svc:
+        _ingest_locomo(svc, path, conversation)
+        memory_id = (conversation or [load_locomo(path)[0].sample_id])[0]
+        _print_result(svc.query(memory_id, question), as_json)
+
+
 @eval_app.command("locomo")
 def eval_locomo(
     path: str = typer.Argument(..., help="A LoCoMo JSON file."),

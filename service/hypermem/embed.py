@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +55,9 @@ class Embedder:
 
         path = resolve_model_path(self.model_name)
         log.info("loading embedding model %s from %s", self.model_name, path)
-        return SentenceTransformer(str(path), device="cpu")
+        model = SentenceTransformer(str(path), device="cpu")
+        model.encode(["warm-up"], show_progress_bar=False)  # the first call pays one-off kernel set-up
+        return model
 
     @property
     def dimension(self) -> int:
@@ -74,8 +76,20 @@ class Embedder:
         )
         return vectors.astype(np.float32)
 
+    @lru_cache(maxsize=4096)
     def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+        """One query vector ``(dimension,)``, cached (read-only). Runs on one thread: for a single short
+        text, intra-op threads only add synchronisation, which on a busy machine costs 10x."""
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            vector = self.encode([text])[0]
+        finally:
+            torch.set_num_threads(threads)
+        vector.setflags(write=False)
+        return vector
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under this model's WordPiece tokenizer (no truncation)."""

@@ -16,7 +16,10 @@ from typing import Literal
 
 ElementKind = Literal["Person", "Time", "Location"]
 HyperedgeKind = Literal["topic", "episode", "segment"]
-LABELS = ("Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge", "IngestState")
+LABELS = (
+    "Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge",
+    "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey",
+)  # fmt: skip
 EMBEDDED_LABELS = ("Turn", "Episode", "Topic", "Fact")
 SEARCH_LABELS = EMBEDDED_LABELS
 # (label, property) pairs that carry a vector index. ``embedding`` holds the propagated vector

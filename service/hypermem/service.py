@@ -18,18 +18,22 @@ from hypermem.store import GraphStore, open_store
 class MemoryService:
     """Facade over store + embedder (+ LLM). Thread-safe for concurrent queries."""
 
-    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder):
+    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder, *, use_llm: bool | None = None):
         self.settings = settings
         self.store = store
         self.embedder = embedder
+        self.use_llm = settings.llm_enabled if use_llm is None else use_llm
         self.store.ensure_schema(settings.embedding_model, embedder.dimension)
 
     @classmethod
-    def open(cls, settings: Settings | None = None, *, keep_server: bool = False) -> MemoryService:
-        """Open the configured store and embedding model. Raises ``StoreError``/``EmbeddingModelError``."""
+    def open(cls, settings: Settings | None = None, *, keep_server: bool = False, use_llm: bool | None = None) -> MemoryService:
+        """Open the configured store and embedding model. Raises ``StoreError``/``EmbeddingModelError``.
+
+        ``use_llm`` False forces the no-LLM path; None uses the LLM when one is configured.
+        """
         settings = settings or Settings()
         embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
-        return cls(settings, open_store(settings, keep_server=keep_server), embedder)
+        return cls(settings, open_store(settings, keep_server=keep_server), embedder, use_llm=use_llm)
 
     def __enter__(self) -> MemoryService:
         return self
@@ -43,7 +47,7 @@ class MemoryService:
     @cached_property
     def llm(self):
         """The LLM client, or None on the no-LLM path."""
-        if not self.settings.llm_enabled:
+        if not (self.use_llm and self.settings.llm_enabled):
             return None
         from hypermem.llm.client import LLMClient
 

@@ -10,6 +10,7 @@ that question with it, so "Yes, last week!" stays findable.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,6 +20,7 @@ from hypermem.ingest.elements import TurnElements, annotate_dates
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.model import Turn
 
+log = logging.getLogger(__name__)
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _PHATIC = {"thanks", "thank", "bye", "hey", "hello", "haha", "cool", "wow", "great", "awesome", "nice", "sure",
            "yeah", "yes", "okay", "take", "care", "see", "talk", "later", "soon", "you", "too", "glad", "good"}  # fmt: skip
@@ -109,14 +111,19 @@ class LLMFactExtractor:
         self.fallback = fallback or TurnFactExtractor()
 
     def extract(self, turns: list[Turn], elements: list[TurnElements], previous: list[Turn | None]) -> list[FactDraft]:
+        from hypermem.llm.client import LLMError
         from hypermem.llm.prompts import extract_facts
 
         by_dia = {t.dia_id: t for t in turns}
-        raw = extract_facts(
-            self.client,
-            "",
-            [{"dia_id": t.dia_id, "speaker": t.speaker, "text": t.text, "timestamp": t.timestamp} for t in turns],
-        )
+        try:
+            raw = extract_facts(
+                self.client,
+                "",
+                [{"dia_id": t.dia_id, "speaker": t.speaker, "text": t.text, "timestamp": t.timestamp} for t in turns],
+            )
+        except LLMError as exc:
+            log.warning("LLM fact extraction failed (%s); no-LLM facts for this episode", exc)
+            raw = []
         facts = []
         covered: set[str] = set()
         for item in raw:

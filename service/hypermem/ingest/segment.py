@@ -10,11 +10,14 @@ Both return, per session, a list of ``(start, end)`` turn index ranges, end excl
 
 from __future__ import annotations
 
+import logging
 from typing import Protocol
 
 import numpy as np
 
 from hypermem.ingest.elements import TurnElements
+
+log = logging.getLogger(__name__)
 
 
 class Segmenter(Protocol):
@@ -89,9 +92,14 @@ class LLMSegmenter:
         self.fallback = fallback or DriftSegmenter()
 
     def segment(self, texts: list[dict], vectors: np.ndarray, elements: list[TurnElements]) -> list[tuple[int, int]]:
+        from hypermem.llm.client import LLMError
         from hypermem.llm.prompts import segment_episodes
 
-        spans = segment_episodes(self.client, [{"idx": i, **t} for i, t in enumerate(texts)])
+        try:
+            spans = segment_episodes(self.client, [{"idx": i, **t} for i, t in enumerate(texts)])
+        except LLMError as exc:
+            log.warning("LLM segmentation failed (%s); using embedding drift for this session", exc)
+            spans = []
         if not spans:
             return self.fallback.segment(texts, vectors, elements)
         return [(s["start_idx"], s["end_idx"] + 1) for s in spans]

@@ -58,15 +58,19 @@ class LLMTopicAssigner(TopicAssigner):
         self.client = client
 
     def choose(self, vector: np.ndarray, title: str, summary: str, topics: list[TopicState]) -> TopicState | None:
+        from hypermem.llm.client import LLMError
         from hypermem.llm.prompts import topic_decision
 
         if not topics:
             return None
         nearest = sorted(topics, key=lambda t: -float(vector @ t.centroid))[:5]
-        decision = topic_decision(
-            self.client,
-            {"title": title, "summary": summary},
-            [{"id": t.id, "title": ", ".join(list(t.titles.values())[:3]), "summary": ""} for t in nearest],
-        )
+        try:
+            decision = topic_decision(
+                self.client,
+                {"title": title, "summary": summary},
+                [{"id": t.id, "title": ", ".join(list(t.titles.values())[:3]), "summary": ""} for t in nearest],
+            )
+        except LLMError:
+            return super().choose(vector, title, summary, topics)
         chosen = {t.id: t for t in nearest}.get(decision.get("topic_id") or "")
         return chosen if decision.get("action") == "update" else None

@@ -78,10 +78,14 @@ class LLMQueryAnalyzer(RuleQueryAnalyzer):
         self.client = client
 
     def analyze(self, query: str, known: list[dict], now: datetime) -> QueryAnalysis:
+        from hypermem.llm.client import LLMError
         from hypermem.llm.prompts import analyze_query
 
         analysis = super().analyze(query, known, now)
-        answer = analyze_query(self.client, query, now.date().isoformat())
+        try:
+            answer = analyze_query(self.client, query, now.date().isoformat())
+        except LLMError:
+            return analysis
         analysis.query_type = answer["query_type"]
         named = {n.lower() for n in answer["persons"] + answer["locations"]}
         for element in known:

@@ -45,9 +45,10 @@ from hypermem.store import GraphStore
 log = logging.getLogger(__name__)
 
 MAX_QUERY_CHARS = 2000
-EPISODE_TOPIC_WEIGHT = 0.5  # share of the parent topic's score an episode inherits (× hyperedge weight)
-EPISODE_ELEMENT_WEIGHT = 0.01  # per unit of matched element salience × member weight
-FACT_EPISODE_WEIGHT = 0.5  # share of the parent episode's score a fact inherits (× hyperedge weight)
+# The parent level acts as one more RRF ranker: an item gains weight × w_member / (rrf_k + parent rank).
+EPISODE_TOPIC_WEIGHT = 1.0
+FACT_EPISODE_WEIGHT = 1.0
+EPISODE_ELEMENT_WEIGHT = 0.005  # per unit of matched element salience × member weight
 CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
 
 
@@ -164,17 +165,20 @@ class Retriever:
             return [], None
         fused = self._rank("Topic", memory_id, text, vector, cfg.k_topic, cfg)[: cfg.k_topic]
         titles = {r["id"]: r["title"] for r in self.store.query("retrieve/topic_details", memory_id=memory_id, ids=[f.id for f in fused])}
-        topics = [{"id": f.id, "title": titles.get(f.id), "score": round(f.score, 6), "rankers": f.rankers} for f in fused]
+        topics = [
+            {"id": f.id, "title": titles.get(f.id), "rank": rank, "score": round(f.score, 6), "rankers": f.rankers}
+            for rank, f in enumerate(fused, start=1)
+        ]
         by_id = {t["id"]: t for t in topics}
         episode_paths: dict[str, list[dict]] = {}
         for row in self.store.query("retrieve/expand_topic_episodes", memory_id=memory_id, topic_ids=list(by_id)):
             topic = by_id[row["topic_id"]]
             steps = [
-                _step("topic", topic["id"], topic["score"], title=topic["title"], rankers=topic["rankers"]),
+                _step("topic", topic["id"], topic["score"], rank=topic["rank"], title=topic["title"], rankers=topic["rankers"]),
                 _step("hyperedge", row["hyperedge_id"], kind="topic", weight=round(row["weight"], 6)),
             ]
             best = episode_paths.get(row["id"])
-            if best is None or steps[0]["score"] * row["weight"] > best[0]["score"] * best[1]["weight"]:
+            if best is None or row["weight"] / topic["rank"] > best[1]["weight"] / best[0]["rank"]:
                 episode_paths[row["id"]] = steps
         return topics, episode_paths
 
@@ -197,7 +201,9 @@ class Retriever:
         scored = []
         for item in fused:
             upstream = (episode_paths or {}).get(item.id, [])
-            inherited = upstream[0]["score"] * upstream[1]["weight"] * EPISODE_TOPIC_WEIGHT if upstream else 0.0
+            inherited = (
+                EPISODE_TOPIC_WEIGHT * upstream[1]["weight"] / (cfg.rrf_k + upstream[0]["rank"]) if upstream else 0.0
+            )
             element = element_rows.get(item.id)
             element_score = element["element_score"] * EPISODE_ELEMENT_WEIGHT if element else 0.0
             score = item.score + inherited + element_score
@@ -209,9 +215,9 @@ class Retriever:
         scored = scored[: cfg.k_episode]
         details = {r["id"]: r for r in self.store.query("retrieve/episode_details", memory_id=memory_id, ids=[s[1] for s in scored])}
         return [
-            {"id": eid, "title": details[eid]["title"], "summary": details[eid]["summary"],
+            {"id": eid, "rank": rank, "title": details[eid]["title"], "summary": details[eid]["summary"],
              "start": details[eid]["start"], "end": details[eid]["end"], "score": round(score, 6), "path": path}  # fmt: skip
-            for score, eid, path in scored
+            for rank, (score, eid, path) in enumerate(scored, start=1)
             if eid in details
         ]
 
@@ -233,7 +239,7 @@ class Retriever:
         for item in fused:
             parent = parents.get(item.id)
             episode = by_episode.get(parent["episode_id"]) if parent else None
-            inherited = episode["score"] * parent["weight"] * FACT_EPISODE_WEIGHT if episode else 0.0
+            inherited = FACT_EPISODE_WEIGHT * parent["weight"] / (cfg.rrf_k + episode["rank"]) if episode else 0.0
             score = item.score + inherited
             if episode:
                 path = [*episode["path"], _step("hyperedge", parent["hyperedge_id"], kind="episode", weight=round(parent["weight"], 6))]
@@ -289,9 +295,13 @@ class Retriever:
         """HiGMem LLM-guided turn selection: keep only turns the LLM judges worth reading (in place)."""
         if self.llm is None or not turns:
             return {"enabled": False, "reason": "no LLM configured" if self.llm is None else "no turns"}
+        from hypermem.llm.client import LLMError
         from hypermem.llm.prompts import select_turns
 
-        chosen = set(select_turns(self.llm, text, [{k: t[k] for k in ("dia_id", "speaker", "text")} for t in turns]))
+        try:
+            chosen = set(select_turns(self.llm, text, [{k: t[k] for k in ("dia_id", "speaker", "text")} for t in turns]))
+        except LLMError as exc:
+            return {"enabled": False, "reason": f"LLM error: {exc}"}
         if chosen:
             turns[:] = [t for t in turns if t["dia_id"] in chosen]
         return {"enabled": True, "kept": len(turns)}
@@ -299,6 +309,11 @@ class Retriever:
     def _answer(self, text: str, context: str) -> str | None:
         if self.llm is None:
             return None
+        from hypermem.llm.client import LLMError
         from hypermem.llm.prompts import answer
 
-        return answer(self.llm, text, context)
+        try:
+            return answer(self.llm, text, context)
+        except LLMError as exc:
+            log.warning("LLM answer failed: %s", exc)
+            return None

@@ -38,6 +38,10 @@ class GraphStore(ABC):
 
     dialect: Dialect
 
+    #: Full-text query terms found in more than this share of a memory's nodes are dropped
+    #: (an IDF cut: RediSearch's TF-IDF lets a name said in every third turn drown rare terms).
+    max_term_df = 0.05
+
     def __init__(self, *, write_batch_size: int = 500, vector_oversample: int = 4, ef_runtime: int = 200):
         self.write_batch_size = write_batch_size
         self.vector_oversample = vector_oversample
@@ -156,7 +160,7 @@ class GraphStore(ABC):
         Any user text is safe: it is reduced to word terms and OR-ed. Returns ``[]`` when
         no searchable term is left (empty string, punctuation, emoji, stop words only).
         """
-        terms = query_terms(text)
+        terms = self._informative_terms(label, memory_id, query_terms(text))
         if not terms or k <= 0:
             return []
         params: dict[str, Any] = {"text": self.dialect.fulltext_text(terms), "memory_id": memory_id, "k": k}
@@ -166,6 +170,20 @@ class GraphStore(ABC):
                 return []
         rows = self.run_cypher(self.dialect.fulltext(label, candidates is not None), params)
         return [Hit(r["id"], float(r["score"])) for r in rows]
+
+    def _informative_terms(self, label: str, memory_id: str, terms: list[str]) -> list[str]:
+        """``terms`` without those absent from the memory or in more than ``max_term_df`` of its nodes.
+
+        When every term is too common, the rarest one is kept.
+        """
+        if len(terms) < 2:
+            return terms
+        df = {r["term"]: int(r["df"]) for r in self.run_cypher(self.dialect.fulltext_df(label), {"terms": terms, "memory_id": memory_id})}
+        if not df:
+            return []
+        total = int(self.run_cypher(self.dialect.label_count(label), {"memory_id": memory_id})[0]["n"])
+        kept = [t for t in terms if 0 < df.get(t, 0) <= self.max_term_df * total]
+        return kept or [min(df, key=df.get)]
 
     # --- lifecycle of a memory -------------------------------------------------------------
     def delete_memory(self, memory_id: str) -> int:

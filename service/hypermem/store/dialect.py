@@ -102,6 +102,16 @@ class Dialect(ABC):
             f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC LIMIT $k"
         )
 
+    def fulltext_df(self, label: str) -> str:
+        """Document frequency of each of ``$terms`` within one memory. Returns term, df (terms with df 0 omitted)."""
+        label = _checked_label(label)
+        call = self._fulltext_call(label).replace("$text", "term")
+        return f"UNWIND $terms AS term {call} WITH term, node WHERE node.memory_id = $memory_id RETURN term, count(node) AS df"
+
+    def label_count(self, label: str) -> str:
+        """Nodes of ``label`` in one memory. Returns n."""
+        return f"MATCH (node:{_checked_label(label)}) WHERE node.memory_id = $memory_id RETURN count(node) AS n"
+
     def fulltext(self, label: str, candidates: bool) -> str:
         """Full-text query. Params: text, memory_id, k, [ids]. Returns id, score."""
         label = _checked_label(label)

@@ -21,6 +21,16 @@ from hypermem.store.embedded import EmbeddedFalkorDB
 _ALREADY = ("already indexed", "already exists", "already has")
 
 
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(v, (str, dict, list, tuple)) and _has_nul(v) for v in value)
+    return False
+
+
 class FalkorDBStore(GraphStore):
     """The embedded default: ``falkordb:///PATH`` starts (or joins) a server on PATH."""
 
@@ -36,6 +46,9 @@ class FalkorDBStore(GraphStore):
         self.graph = self.db.select_graph(graph_name)
 
     def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        if params and _has_nul(params):
+            # The client inlines parameters into the query text, where NUL ends the string.
+            raise ValueError("a parameter contains a NUL character")
         try:
             result = self.graph.query(cypher, params or None)
         except redis.ConnectionError as exc:

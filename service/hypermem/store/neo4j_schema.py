@@ -79,7 +79,20 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
     class IngestState(Node):
         pass
 
-    classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState]
+    class IngestJob(Node):
+        pass
+
+    class QueryRecord(Node):
+        pass
+
+    class MemoryOwner(Node):
+        pass
+
+    class ApiKey(Node):
+        pass
+
+    classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState,
+               IngestJob, QueryRecord, MemoryOwner, ApiKey]  # fmt: skip
     assert tuple(cls.__label__ for cls in classes) == LABELS
     return classes
 
