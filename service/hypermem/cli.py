@@ -91,7 +91,8 @@ def _print_result(result: dict, as_json: bool) -> None:
     console.print(table)
     if result.get("answer"):
         console.print(f"[bold]answer:[/bold] {result['answer']}")
-    console.print(f"context: {result['context_tokens']} tokens; {result['timings_ms']['total']:.0f} ms")
+    console.print(f"[bold]context[/bold] ({result['context_tokens']} tokens, {result['timings_ms']['total']:.0f} ms):")
+    console.print(result["context"], markup=False, highlight=False)
 
 
 @ingest_app.command("locomo")
