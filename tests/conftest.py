@@ -1,0 +1,154 @@
+"""Shared fixtures for the ingest, retrieve and CLI tests.
+
+One embedded FalkorDB store and one ``MemoryService`` (real embeddings, real spaCy, no LLM)
+serve the whole test session; the small conversation written for the tests (``TESTCONV``,
+not taken from LoCoMo) is ingested into it once, as memory ``testconv``. Tests that change a
+memory (incremental ingest, bad input) work on memory ids of their own in the same store.
+
+Fixture names start with ``hm_`` so that they cannot clash with the fixtures other test
+files define for themselves (``store``, ``embedder``, ``app``, ...).
+
+LoCoMo fixtures skip with a reason when ``../shared/data/locomo-dev.json`` is absent.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hypermem.config import Settings
+from hypermem.ingest.locomo import Conversation, conversation_from_record, load_locomo
+from hypermem.service import MemoryService
+
+LOCOMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"
+TESTCONV_ID = "testconv"
+
+# --- the test conversation: 3 sessions, 2 speakers, relative dates, a photo, a move, a third person ---------
+# Session dates: Monday 12 June 2023, Monday 26 June 2023, Saturday 15 July 2023.
+TESTCONV_SESSIONS: list[tuple[str, list[dict]]] = [
+    ("2:15 pm on 12 June, 2023", [
+        {"speaker": "Nadia", "dia_id": "D1:1",
+         "text": "Hi Omar! I ran the Porto half marathon last Saturday and finished in under two hours."},
+        {"speaker": "Omar", "dia_id": "D1:2", "text": "Congratulations Nadia! I adopted a puppy yesterday, look at him.",
+         "blip_caption": "a photo of a golden retriever puppy sitting on a sandy beach"},
+        {"speaker": "Nadia", "dia_id": "D1:3", "text": "He is adorable! What did you name him?"},
+        {"speaker": "Omar", "dia_id": "D1:4",
+         "text": "His name is Biscuit. My sister Leila helped me pick him at the shelter."},
+        {"speaker": "Nadia", "dia_id": "D1:5", "text": "Lovely name. I still live in Lisbon, so bring him to visit sometime."},
+    ]),
+    ("7:30 pm on 26 June, 2023", [
+        {"speaker": "Nadia", "dia_id": "D2:1", "text": "Omar, I started a pottery class two weeks ago at a studio near my flat."},
+        {"speaker": "Omar", "dia_id": "D2:2", "text": "Pottery sounds fun! Have you made anything on the wheel yet?"},
+        {"speaker": "Nadia", "dia_id": "D2:3", "text": "I threw my first bowl on the wheel, but it collapsed when I trimmed it."},
+        {"speaker": "Omar", "dia_id": "D2:4", "text": "Clay is tricky. Did the teacher show you how to centre it properly?"},
+        {"speaker": "Nadia", "dia_id": "D2:5", "text": "Yes, she made me practise centring the clay for an hour before glazing."},
+        {"speaker": "Omar", "dia_id": "D2:6", "text": "Next time glaze it blue, blue glaze on stoneware looks amazing."},
+        {"speaker": "Omar", "dia_id": "D2:7", "text": "By the way, I went camping in the Geres mountains a few days ago."},
+        {"speaker": "Nadia", "dia_id": "D2:8", "text": "Camping! Did you sleep in a tent or rent a cabin?"},
+        {"speaker": "Omar", "dia_id": "D2:9", "text": "A tent. It rained all night and the campfire kept going out."},
+        {"speaker": "Nadia", "dia_id": "D2:10", "text": "Did the puppy enjoy hiking on the mountain trails?"},
+        {"speaker": "Omar", "dia_id": "D2:11", "text": "He loved the trails and swam in the river next to our tent."},
+        {"speaker": "Nadia", "dia_id": "D2:12", "text": "Haha yes, thanks!"},
+    ]),
+    ("10:05 am on 15 July, 2023", [
+        {"speaker": "Nadia", "dia_id": "D3:1",
+         "text": "Big news, Omar: I moved from Lisbon to Berlin for a new job as a data engineer."},
+        {"speaker": "Omar", "dia_id": "D3:2", "text": "Wow, Berlin! When did you arrive?"},
+        {"speaker": "Nadia", "dia_id": "D3:3",
+         "text": "I flew in last weekend and signed the lease for my apartment in Kreuzberg."},
+        {"speaker": "Omar", "dia_id": "D3:4", "text": "Congratulations! Are you still doing pottery in Berlin?"},
+        {"speaker": "Nadia", "dia_id": "D3:5", "text": "Not yet, but I found a studio in Neukolln that teaches wheel throwing."},
+    ]),
+]  # fmt: skip
+
+
+def testconv_record(sample_id: str = TESTCONV_ID, edits: dict[str, str] | None = None) -> dict:
+    """The test conversation as one LoCoMo record; ``edits`` maps dia_id -> replacement text."""
+    conversation: dict = {"speaker_a": "Nadia", "speaker_b": "Omar"}
+    for number, (when, turns) in enumerate(TESTCONV_SESSIONS, start=1):
+        turns = copy.deepcopy(turns)
+        for turn in turns:
+            if edits and turn["dia_id"] in edits:
+                turn["text"] = edits[turn["dia_id"]]
+        conversation[f"session_{number}_date_time"] = when
+        conversation[f"session_{number}"] = turns
+    return {"sample_id": sample_id, "conversation": conversation, "qa": []}
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """A memory ingested once for the session: its id, the conversation and the ingest report."""
+
+    memory_id: str
+    conversation: Conversation
+    report: object
+
+
+def hm_make_settings(path: Path, **extra) -> Settings:
+    """Settings for an embedded store at ``path``, no LLM whatever the environment says."""
+    return Settings(store=f"falkordb://{path}", llm_base_url=None, **extra)
+
+
+@pytest.fixture(scope="session")
+def hm_store_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("hm-store") / "db"
+
+
+@pytest.fixture(scope="session")
+def hm_service(hm_store_dir):
+    """One MemoryService (embedded FalkorDB, real embeddings, no LLM) for the whole session."""
+    svc = MemoryService.open(hm_make_settings(hm_store_dir), use_llm=False)
+    yield svc
+    svc.close()
+
+
+@pytest.fixture(scope="session")
+def hm_testconv() -> Conversation:
+    """The test conversation, parsed by the LoCoMo loader."""
+    return conversation_from_record(testconv_record())
+
+
+@pytest.fixture(scope="session")
+def hm_testconv_file(tmp_path_factory) -> Path:
+    """The test conversation as a LoCoMo JSON file."""
+    path = tmp_path_factory.mktemp("hm-data") / "testconv.json"
+    path.write_text(json.dumps([testconv_record()]), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def hm_ingested(hm_service, hm_testconv) -> Ingested:
+    """The test conversation ingested once as memory ``testconv``. Do not modify this memory."""
+    report = hm_service.ingest_conversation(hm_testconv)
+    return Ingested(TESTCONV_ID, hm_testconv, report)
+
+
+def _locomo(hm_service, sample_id: str) -> Ingested:
+    if not LOCOMO.is_file():
+        pytest.skip(f"LoCoMo dev data not found at {LOCOMO}")
+    conversation = load_locomo(LOCOMO, [sample_id])[0]
+    return Ingested(sample_id, conversation, hm_service.ingest_conversation(conversation))
+
+
+@pytest.fixture(scope="session")
+def hm_conv30(hm_service) -> Ingested:
+    """LoCoMo conv-30 (the smallest dev conversation) ingested once, no LLM."""
+    return _locomo(hm_service, "conv-30")
+
+
+@pytest.fixture(scope="session")
+def hm_conv26(hm_service) -> Ingested:
+    """LoCoMo conv-26 (issue 4's must-show example) ingested once, no LLM."""
+    return _locomo(hm_service, "conv-26")
+
+
+@pytest.fixture(scope="session")
+def hm_locomo_qa() -> dict[str, list[dict]]:
+    """LoCoMo questions by sample_id (for gold dia_ids)."""
+    if not LOCOMO.is_file():
+        pytest.skip(f"LoCoMo dev data not found at {LOCOMO}")
+    return {r["sample_id"]: r["qa"] for r in json.loads(LOCOMO.read_text(encoding="utf-8"))}
