@@ -66,7 +66,7 @@ TESTCONV_SESSIONS: list[tuple[str, list[dict]]] = [
 ]  # fmt: skip
 
 
-def testconv_record(sample_id: str = TESTCONV_ID, edits: dict[str, str] | None = None) -> dict:
+def make_testconv_record(sample_id: str = TESTCONV_ID, edits: dict[str, str] | None = None) -> dict:
     """The test conversation as one LoCoMo record; ``edits`` maps dia_id -> replacement text."""
     conversation: dict = {"speaker_a": "Nadia", "speaker_b": "Omar"}
     for number, (when, turns) in enumerate(TESTCONV_SESSIONS, start=1):
@@ -109,14 +109,14 @@ def hm_service(hm_store_dir):
 @pytest.fixture(scope="session")
 def hm_testconv() -> Conversation:
     """The test conversation, parsed by the LoCoMo loader."""
-    return conversation_from_record(testconv_record())
+    return conversation_from_record(make_testconv_record())
 
 
 @pytest.fixture(scope="session")
 def hm_testconv_file(tmp_path_factory) -> Path:
     """The test conversation as a LoCoMo JSON file."""
     path = tmp_path_factory.mktemp("hm-data") / "testconv.json"
-    path.write_text(json.dumps([testconv_record()]), encoding="utf-8")
+    path.write_text(json.dumps([make_testconv_record()]), encoding="utf-8")
     return path
 
 
