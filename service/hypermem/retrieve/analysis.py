@@ -25,6 +25,8 @@ _RECALL = re.compile(
     r"|which \w+s\b|what \w+s (has|have|did|does|do)\b|what (activities|things|events|books|hobbies|places))",
     re.I,
 )
+# "Where has Melanie camped?", "What events has Caroline attended?": perfect aspect over a person asks for every occasion.
+_RECALL_PERFECT = re.compile(r"\b(has|have) [A-Z][a-z]+\b(?! been\b)")
 _JUDGMENT = re.compile(r"^\s*(did|does|do|is|are|was|were|would|could|can|has|have|had|will|should|might)\b", re.I)
 
 
@@ -42,7 +44,7 @@ class QueryAnalysis:
 
 def classify(query: str) -> QueryType:
     """The HingeMem query type of ``query`` by rules."""
-    if _RECALL.search(query):
+    if _RECALL.search(query) or (_RECALL_PERFECT.search(query) and not _JUDGMENT.match(query)):
         return "recall"
     if _JUDGMENT.match(query):
         return "judgment"

@@ -18,6 +18,7 @@ class SearchConfig:
     - ``propagation``: False searches the raw (unpropagated) vectors;
     - ``stopping``: "adaptive" (HingeMem rules by query type) or "fixed" (top ``turn_budget``);
     - ``turn_budget``: most evidence turns returned;
+    - ``min_facts``: adaptive stopping never keeps fewer facts than this;
     - ``rrf_k``: the RRF constant;
     - ``global_facts``: also fuse a memory-wide fact search into the fact level (recall safety net).
     """
@@ -30,6 +31,7 @@ class SearchConfig:
     propagation: bool = True
     stopping: Literal["adaptive", "fixed"] = "adaptive"
     turn_budget: int = 10
+    min_facts: int = 1
     rrf_k: int = 60
     global_facts: bool = True
     answer: bool = True
@@ -49,7 +51,7 @@ class SearchConfig:
         for name, value in overrides.items():
             if name not in known:
                 raise ValueError(f"{name}: unknown search setting; expected one of {sorted(known)}")
-            if name.startswith("k_") or name in ("turn_budget", "rrf_k"):
+            if name.startswith("k_") or name in ("turn_budget", "rrf_k", "min_facts"):
                 if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 500:
                     raise ValueError(f"{name}: must be an integer from 1 to 500")
             elif name == "stopping":

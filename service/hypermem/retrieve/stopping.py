@@ -46,12 +46,20 @@ def elbow(scores: list[float]) -> int:
 
 
 def cut(scores: list[float], query_type: str, *, mode: str = "adaptive", k: int = 10, ratio: float = 0.8,
-        confidence: list[float] | None = None, confident: float | None = None) -> StopDecision:  # fmt: skip
-    """Decide how many of ``scores`` to keep.
+        confidence: list[float] | None = None, confident: float | None = None, min_keep: int = 1) -> StopDecision:  # fmt: skip
+    """Decide how many of ``scores`` to keep (never fewer than ``min_keep`` when there are that many).
 
     ``confidence`` is a per-item absolute signal parallel to ``scores`` and ``confident`` its
     threshold for a confident hit (judgment queries only).
     """
+    decision = _cut(scores, query_type, mode, k, ratio, confidence, confident)
+    if decision.cut_at < min(min_keep, decision.considered):
+        decision.cut_at = min(min_keep, decision.considered)
+        decision.rule += f" (floor {min_keep})"
+    return decision
+
+
+def _cut(scores, query_type, mode, k, ratio, confidence, confident) -> StopDecision:
     n = len(scores)
     if n == 0:
         return StopDecision(query_type, "empty", 0, 0)
