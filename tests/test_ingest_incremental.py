@@ -1,0 +1,162 @@
+"""Idempotence and incrementality of ingest (issue 3, Correctness).
+
+Each test builds its own memory (the test conversation under another memory_id) in the
+shared store. A session that is rebuilt loses its episodes (``clear_session`` deletes them),
+so a marker property set on every episode before an ingest tells which sessions were
+rebuilt and which were left alone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+
+from conftest import make_testconv_record
+from hypermem.ingest.locomo import Message, conversation_from_record
+
+
+def _ingest_copy(svc, memory_id: str):
+    return svc.ingest_conversation(conversation_from_record(make_testconv_record(memory_id)))
+
+
+def _mark_episodes(svc, memory_id: str) -> None:
+    svc.store.run_cypher("MATCH (e:Episode) WHERE e.memory_id = $m SET e.test_marker = 1", {"m": memory_id})
+
+
+def _episodes(svc, memory_id: str) -> dict[str, dict]:
+    rows = svc.store.run_cypher(
+        "MATCH (e:Episode) WHERE e.memory_id = $m RETURN e.id AS id, e.session AS session, e.test_marker AS marker",
+        {"m": memory_id},
+    )
+    return {r["id"]: r for r in rows}
+
+
+def _topic_partition(svc, memory_id: str) -> dict[str, set[str]]:
+    rows = svc.store.run_cypher(
+        "MATCH (t:Topic)-[:HAS_HYPEREDGE]->(:Hyperedge {kind: 'topic'})-[:MEMBER]->(e:Episode) "
+        "WHERE t.memory_id = $m RETURN t.id AS t, collect(e.id) AS eps",
+        {"m": memory_id},
+    )
+    return {r["t"]: set(r["eps"]) for r in rows}
+
+
+def _ids(svc, memory_id: str) -> set[str]:
+    return {r["id"] for r in svc.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})}
+
+
+def test_reingesting_the_same_conversation_changes_nothing(hm_service):
+    first = _ingest_copy(hm_service, "idem")
+    counts, ids = hm_service.store.counts("idem"), _ids(hm_service, "idem")
+    again = _ingest_copy(hm_service, "idem")
+    assert again.sessions_skipped == 3 and again.sessions_ingested == 0
+    assert hm_service.store.counts("idem") == counts
+    assert _ids(hm_service, "idem") == ids
+    for field in ("turns", "episodes", "topics", "facts", "persons", "times", "locations", "hyperedges"):
+        assert getattr(again, field) == getattr(first, field), field
+
+
+def test_resending_one_message_id_creates_no_duplicate(hm_service):
+    _ingest_copy(hm_service, "resend")
+    counts = hm_service.store.counts("resend")
+    _mark_episodes(hm_service, "resend")
+    same = Message("D1:3", "Nadia", "He is adorable! What did you name him?", datetime(2023, 6, 12, 14, 15), "1")
+    report = hm_service.ingest_messages("resend", [same])
+    assert report.sessions_skipped == 1 and report.sessions_ingested == 0
+    assert hm_service.store.counts("resend") == counts
+    assert all(e["marker"] == 1 for e in _episodes(hm_service, "resend").values())
+    rows = hm_service.store.run_cypher(
+        "MATCH (t:Turn {dia_id: 'D1:3'}) WHERE t.memory_id = 'resend' RETURN count(t) AS n, collect(t.seq) AS seq"
+    )
+    assert rows[0]["n"] == 1 and rows[0]["seq"] == [2]  # keeps its place in the dialogue
+
+
+def test_live_messages_in_a_new_session_add_episodes_and_update_topics_only(hm_service):
+    memory = "live"
+    _ingest_copy(hm_service, memory)
+    before_counts = hm_service.store.counts(memory)
+    before_topics = _topic_partition(hm_service, memory)
+    raw = {
+        r["id"]: np.asarray(r["raw"], dtype=np.float64)
+        for r in hm_service.store.run_cypher(
+            "MATCH (e:Episode) WHERE e.memory_id = $m RETURN e.id AS id, e.embedding_raw AS raw", {"m": memory}
+        )
+    }
+    _mark_episodes(hm_service, memory)
+    when = datetime(2023, 8, 2, 18, 0)
+    live = [
+        Message("L1", "Nadia", "My pottery teacher in Berlin let me glaze three bowls on the wheel today.", when, "live-1"),
+        Message("L2", "Omar", "Three bowls! Did the glaze come out blue like I suggested?", when, "live-1"),
+        Message("L3", "Nadia", "Yes, a deep blue glaze on stoneware clay, exactly as you said.", when, "live-1"),
+    ]
+    report = hm_service.ingest_messages(memory, live)
+    assert report.sessions_ingested == 1
+    after = _episodes(hm_service, memory)
+    old = {k: v for k, v in after.items() if v["session"] != "live-1"}
+    new = {k: v for k, v in after.items() if v["session"] == "live-1"}
+    assert set(old) == set(raw) and all(v["marker"] == 1 for v in old.values())  # sessions 1-3 untouched
+    assert set(new) == {"live/episode/L1"} and new["live/episode/L1"]["marker"] is None
+    counts = hm_service.store.counts(memory)
+    assert counts["Turn"] == before_counts["Turn"] + 3
+    assert counts["Episode"] == before_counts["Episode"] + 1
+    assert counts["Fact"] == before_counts["Fact"] + 3
+
+    # topics: every old membership survives; the new episode joined the topic the rule picks, or a new one
+    after_topics = _topic_partition(hm_service, memory)
+    for topic, members in before_topics.items():
+        assert members <= after_topics[topic]
+    home = [t for t, members in after_topics.items() if "live/episode/L1" in members]
+    assert len(home) == 1
+    new_vec = np.asarray(hm_service.store.run_cypher(
+        "MATCH (e:Episode {id: 'live/episode/L1'}) RETURN e.embedding_raw AS raw")[0]["raw"], dtype=np.float64)  # fmt: skip
+    sims = {}
+    for topic, members in before_topics.items():
+        c = np.mean([raw[e] / np.linalg.norm(raw[e]) for e in members], axis=0)
+        sims[topic] = float(new_vec @ (c / np.linalg.norm(c)))
+    best = max(sims, key=sims.get)
+    if sims[best] >= hm_service.settings.topic_join_similarity:
+        assert home == [best] and counts["Topic"] == before_counts["Topic"]
+    else:
+        assert home[0] not in before_topics and counts["Topic"] == before_counts["Topic"] + 1
+    # the pottery session and the live pottery talk should land together
+    assert home[0] == next(t for t, m in before_topics.items() if "live/episode/D2:1" in m)
+
+    # the new session is searchable at once
+    result = hm_service.query(memory, "What colour was the glaze on Nadia's bowls in Berlin?")
+    assert {"L3", "L2", "L1"} & {t["dia_id"] for t in result["turns"]}
+
+
+def test_a_message_added_to_an_existing_session_rebuilds_only_that_session(hm_service):
+    memory = "grow"
+    _ingest_copy(hm_service, memory)
+    before = hm_service.store.counts(memory)
+    _mark_episodes(hm_service, memory)
+    late = Message("D3:6", "Omar", "Send me photos of the Kreuzberg apartment when you have furniture.",
+                   datetime(2023, 7, 15, 10, 5), "3")  # fmt: skip
+    report = hm_service.ingest_messages(memory, [late])
+    assert report.sessions_ingested == 1 and report.sessions_skipped == 0
+    episodes = _episodes(hm_service, memory)
+    assert {k for k, v in episodes.items() if v["marker"] is None} == {k for k, v in episodes.items() if v["session"] == "3"}
+    assert {k for k, v in episodes.items() if v["marker"] == 1} == {
+        "grow/episode/D1:1", "grow/episode/D2:1", "grow/episode/D2:7"
+    }  # fmt: skip
+    rows = hm_service.store.run_cypher(
+        "MATCH (a:Turn)-[:NEXT]->(b:Turn {dia_id: 'D3:6'}) WHERE b.memory_id = 'grow' RETURN a.dia_id AS a, b.seq AS seq"
+    )
+    assert rows == [{"a": "D3:5", "seq": 22}]
+    counts = hm_service.store.counts(memory)
+    assert counts["Turn"] == before["Turn"] + 1 and counts["Fact"] == before["Fact"] + 1
+    prov = hm_service.store.run_cypher(
+        "MATCH (e:Episode)-[:FROM_TURN]->(t:Turn) WHERE e.memory_id = 'grow' AND e.session = '3' RETURN collect(t.dia_id) AS d"
+    )
+    assert sorted(prov[0]["d"]) == [f"D3:{i}" for i in range(1, 7)]
+    # ingesting the whole conversation again (without D3:6) leaves D3:6 in place and skips all sessions
+    again = _ingest_copy(hm_service, memory)
+    assert again.sessions_skipped == 3 and hm_service.store.counts(memory) == counts
+
+
+def test_memories_are_independent(hm_service, hm_ingested):
+    """Ingesting other memories never changes the test memory's counts."""
+    before = hm_service.store.counts(hm_ingested.memory_id)
+    _ingest_copy(hm_service, "other-a")
+    assert hm_service.store.counts(hm_ingested.memory_id) == before
