@@ -1,0 +1,161 @@
+"""Bad input never corrupts a memory (issue 3, Correctness): a clear error naming the field, counts unchanged.
+
+Live messages go through ``MemoryService.ingest_messages`` (``IngestInputError``); LoCoMo
+files through ``load_locomo`` (``LocomoFormatError``). The memory ``badin`` holds the test
+conversation; every rejected batch also carries a valid message, which must not be written.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+
+from conftest import make_testconv_record
+from hypermem.ingest.locomo import LocomoFormatError, Message, conversation_from_record, load_locomo
+from hypermem.ingest.turns import IngestInputError
+
+WHEN = datetime(2023, 9, 1, 12, 0)
+MEMORY = "badin"
+
+
+def ok(message_id: str = "N1") -> Message:
+    return Message(message_id, "Nadia", "A perfectly fine message about pottery.", WHEN, "new")
+
+
+@pytest.fixture(scope="module")
+def badin(hm_service):
+    hm_service.ingest_conversation(conversation_from_record(make_testconv_record(MEMORY)))
+    return hm_service
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        (Message("N2", "", "Some words here.", WHEN, "new"), "messages[1].speaker"),
+        (Message("N2", "   ", "Some words here.", WHEN, "new"), "messages[1].speaker"),
+        (Message("N2", None, "Some words here.", WHEN, "new"), "messages[1].speaker"),
+        (Message("N2", "Omar", "", WHEN, "new"), "messages[1].text"),
+        (Message("N2", "Omar", "  \n ", WHEN, "new"), "messages[1].text"),
+        (Message("N2", "Omar", "broken \ud800 surrogate", WHEN, "new"), "messages[1].text"),
+        (Message("N2", "Omar", "a NUL \x00 byte", WHEN, "new"), "messages[1].text"),
+        (Message("N2", "Omar", "x" * 1_000_000, WHEN, "new"), "messages[1].text"),
+        (Message("N2", "Omar", "Some words here.", "yesterday", "new"), "messages[1].timestamp"),
+        (Message("", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
+        (Message("a/b", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
+        (Message("N1", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),  # duplicate in batch
+        (Message("N2", "Omar", "Some words here.", WHEN, ""), "messages[1].session_id"),
+    ],
+)
+def test_bad_message_names_the_field_and_writes_nothing(badin, bad, field):
+    before = badin.store.counts(MEMORY)
+    with pytest.raises(IngestInputError) as info:
+        badin.ingest_messages(MEMORY, [ok(), bad])
+    assert info.value.field == field
+    assert str(info.value).startswith(field + ":")
+    assert badin.store.counts(MEMORY) == before
+    assert not badin.store.run_cypher("MATCH (t:Turn {dia_id: 'N1'}) WHERE t.memory_id = $m RETURN t.id", {"m": MEMORY})
+
+
+def test_one_megabyte_message_names_the_limit(badin):
+    with pytest.raises(IngestInputError, match=r"1000000 characters; the limit is 20000"):
+        badin.ingest_messages(MEMORY, [Message("N9", "Omar", "y" * 1_000_000, WHEN, "new")])
+
+
+@pytest.mark.parametrize("memory_id", ["", "a/b", "x" * 129, "-starts-with-dash", "space inside", None])
+def test_bad_memory_id(badin, memory_id):
+    before = badin.store.counts(MEMORY)
+    with pytest.raises(IngestInputError) as info:
+        badin.ingest_messages(memory_id, [ok()])
+    assert info.value.field == "memory_id"
+    assert badin.store.counts(MEMORY) == before
+
+
+def test_photo_without_words_is_stored_safely(badin):
+    photo = Message("P1", "Omar", "", WHEN, "photo", image_caption="a bowl with a blue glaze")
+    badin.ingest_messages(MEMORY, [photo])
+    rows = badin.store.run_cypher("MATCH (t:Turn {dia_id: 'P1'}) WHERE t.memory_id = $m RETURN t.text AS text", {"m": MEMORY})
+    assert rows == [{"text": "[shares a photo: a bowl with a blue glaze]"}]
+
+
+def test_unicode_text_round_trips(badin):
+    text = "Café crème in Kraków 🎉 — naïve “quotes” and 中文"
+    badin.ingest_messages(MEMORY, [Message("U1", "Nadia", text, WHEN, "unicode")])
+    rows = badin.store.run_cypher("MATCH (t:Turn {dia_id: 'U1'}) WHERE t.memory_id = $m RETURN t.text AS text", {"m": MEMORY})
+    assert rows == [{"text": text}]
+
+
+# --- LoCoMo files ----------------------------------------------------------------------------------------------
+def _write(tmp_path, records, name="bad.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(records), encoding="utf-8")
+    return str(path)
+
+
+def test_locomo_unparseable_session_date_names_the_key(tmp_path):
+    record = make_testconv_record("bad-date")
+    record["conversation"]["session_2_date_time"] = "sometime after the flood"
+    with pytest.raises(LocomoFormatError, match=r"bad-date\.session_2_date_time: cannot parse date"):
+        load_locomo(_write(tmp_path, [record]))
+
+
+def test_locomo_missing_session_date_names_the_key(tmp_path):
+    record = make_testconv_record("no-date")
+    del record["conversation"]["session_3_date_time"]
+    with pytest.raises(LocomoFormatError, match=r"no-date\.session_3_date_time: missing"):
+        load_locomo(_write(tmp_path, [record]))
+
+
+@pytest.mark.parametrize("field", ["speaker", "text", "dia_id"])
+def test_locomo_missing_turn_field_names_it(tmp_path, field):
+    record = make_testconv_record("no-field")
+    del record["conversation"]["session_2"][4][field]
+    with pytest.raises(LocomoFormatError, match=rf"no-field\.session_2\[4\]\.{field}: missing"):
+        load_locomo(_write(tmp_path, [record]))
+
+
+def test_locomo_loader_ignores_annotations_and_extra_date_keys(tmp_path):
+    record = make_testconv_record("annotated")
+    record["conversation"]["session_9_date_time"] = "1:00 pm on 1 January, 2024"  # a date key with no session
+    record["event_summary"] = {"events_session_1": ["SECRET-EVENT"]}
+    record["session_summary"] = {"session_1_summary": "SECRET-SUMMARY"}
+    record["observation"] = {"session_1_observation": ["SECRET-OBSERVATION"]}
+    conv = load_locomo(_write(tmp_path, [record]))[0]
+    assert conv.sessions == ["1", "2", "3"] and len(conv.messages) == 22
+    assert not any("SECRET" in m.text for m in conv.messages)
+    assert conv.messages[1].image_caption == "a photo of a golden retriever puppy sitting on a sandy beach"
+    assert conv.messages[0].timestamp == datetime(2023, 6, 12, 14, 15)
+
+
+def test_locomo_unknown_conversation_and_missing_file(tmp_path):
+    path = _write(tmp_path, [make_testconv_record("only-one")])
+    with pytest.raises(LocomoFormatError, match=r"--conversation: unknown sample_id \['conv-99'\]"):
+        load_locomo(path, ["conv-99"])
+    with pytest.raises(FileNotFoundError):
+        load_locomo(tmp_path / "absent.json")
+
+
+def test_locomo_bad_json(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('[{"sample_id": "x", ', encoding="utf-8")
+    with pytest.raises(LocomoFormatError, match="not valid JSON"):
+        load_locomo(path)
+
+
+def test_locomo_non_utf8_byte_is_a_format_error(tmp_path):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(json.dumps([make_testconv_record("latin")]).replace("Lovely", "Lov\\u00e9ly").encode().replace(
+        b"Lov\\u00e9ly", b"Lov\xe9ly"))  # fmt: skip
+    with pytest.raises(LocomoFormatError, match=r"(?i)latin1.json: not valid JSON .*utf-8.*byte 0xe9"):
+        load_locomo(path)
+
+
+def test_locomo_lone_surrogate_is_rejected_at_ingest_naming_the_turn(tmp_path, badin):
+    record = make_testconv_record("surrogate")
+    record["conversation"]["session_1"][2]["text"] = "bad \ud800 text"
+    conv = load_locomo(_write(tmp_path, [record]))[0]
+    with pytest.raises(IngestInputError) as info:
+        badin.ingest_conversation(conv)
+    assert info.value.field == "messages[2].text"
+    assert badin.store.counts("surrogate").get("Turn", 0) == 0
