@@ -101,7 +101,7 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
     """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise LocomoFormatError(f"{path}: not valid JSON ({exc})") from exc
     if isinstance(data, dict):
         data = [data]
