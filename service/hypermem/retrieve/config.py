@@ -31,7 +31,7 @@ class SearchConfig:
     propagation: bool = True
     stopping: Literal["adaptive", "fixed"] = "adaptive"
     turn_budget: int = 10
-    min_facts: int = 1
+    min_facts: int = 8
     rrf_k: int = 60
     global_facts: bool = True
     answer: bool = True

@@ -50,17 +50,7 @@ EPISODE_TOPIC_WEIGHT = 1.0
 FACT_EPISODE_WEIGHT = 1.0
 EPISODE_ELEMENT_WEIGHT = 0.005  # per unit of matched element salience × member weight
 CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
-RECALL_FACTS_PER_EPISODE = 2  # recall queries spread their evidence over episodes
 
-
-def diversify(facts: list[dict], per_episode: int) -> list[dict]:
-    """Stable reorder: each episode's first ``per_episode`` facts keep their order; its others go last."""
-    seen: dict[str, int] = {}
-    head, tail = [], []
-    for fact in facts:
-        seen[fact["episode_id"]] = seen.get(fact["episode_id"], 0) + 1
-        (head if seen[fact["episode_id"]] <= per_episode else tail).append(fact)
-    return head + tail
 
 
 class QueryError(ValueError):
@@ -128,8 +118,6 @@ class Retriever:
         facts = self._fact_level(memory_id, text, vector, cfg, episodes)
         lap("facts")
         facts, rerank_info = self.reranker.rerank(text, facts)
-        if analysis.query_type == "recall":
-            facts = diversify(facts, RECALL_FACTS_PER_EPISODE)
         lap("rerank")
         stop = self._stop(facts, analysis, cfg)
         facts = facts[: stop.cut_at]
