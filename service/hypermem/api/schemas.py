@@ -122,6 +122,7 @@ class QueryRequestSchema(RequestSchema):
     k_episode = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Episodes kept (k^E)."})
     k_fact = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Facts kept (k^F)."})
     turn_budget = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Most evidence turns returned."})
+    min_facts = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Adaptive stopping keeps at least this many facts."})
     rrf_k = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "The RRF constant."})
     stopping = fields.String(validate=validate.OneOf(["adaptive", "fixed"]))
     use_topics = fields.Boolean(metadata={"description": "False skips the topic level."})
