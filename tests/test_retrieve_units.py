@@ -118,3 +118,10 @@ def test_search_config_from_settings_and_overrides():
                        ({"stopping": "sometimes"}, "stopping"), ({"flat": "yes"}, "flat")]:  # fmt: skip
         with pytest.raises(ValueError, match=rf"^{field}: "):
             SearchConfig.from_settings(Settings(llm_base_url=None), **bad)
+
+
+def test_floor_keeps_min_keep_items_and_says_so():
+    floored = cut([1.0, 0.5, 0.4, 0.3], "precision", min_keep=3)
+    assert (floored.rule, floored.cut_at) == ("80%-of-best (floor 3)", 3)
+    assert cut([1.0, 0.5], "precision", min_keep=3).cut_at == 2  # never more than there are
+    assert cut([1.0, 0.95, 0.9, 0.3], "precision", min_keep=2).rule == "80%-of-best"  # the rule already kept 3

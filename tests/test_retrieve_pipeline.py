@@ -1,0 +1,304 @@
+"""Retrieval on the test conversation (issue 4, Must show): real store, real embeddings, no LLM.
+
+RRF ranks as computed by hand from the store's own BM25 and dense rankings; adaptive stopping
+cuts where the rule says; expansion returns only members of the chosen hyperedges; a query
+never returns data from another memory_id; every turn carries its explanation path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from conftest import make_testconv_record
+from hypermem.ingest.locomo import conversation_from_record
+from hypermem.retrieve.config import SearchConfig
+from hypermem.retrieve.pipeline import QueryError
+from hypermem.retrieve.stopping import elbow
+
+GOLD = [
+    ("When did Nadia run the half marathon?", "D1:1"),
+    ("Where did Omar go camping?", "D2:7"),
+    ("When did Nadia start her pottery class?", "D2:1"),
+]
+CONFIG_FIELDS = {f.name for f in dataclasses.fields(SearchConfig)}
+KEYS = {"turns", "facts", "episodes", "stop", "context", "context_tokens"}
+
+
+@pytest.fixture(scope="module")
+def ask(hm_service, hm_ingested):
+    """``ask(question, **overrides)`` on the test memory, cached per call signature."""
+    cache: dict = {}
+
+    def run(text: str, **overrides):
+        key = (text, tuple(sorted(overrides.items())))
+        if key not in cache:
+            cache[key] = hm_service.query(hm_ingested.memory_id, text, **overrides)
+        return cache[key]
+
+    return run
+
+
+def _members(svc, hyperedge_id: str) -> dict[str, float]:
+    rows = svc.store.run_cypher(
+        "MATCH (h:Hyperedge {id: $h})-[m:MEMBER]->(x) RETURN x.id AS id, m.weight AS w", {"h": hyperedge_id}
+    )
+    return {r["id"]: r["w"] for r in rows}
+
+
+# --- output contract ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("question", "gold"), GOLD)
+def test_gold_turn_is_returned(ask, question, gold):
+    result = ask(question)
+    assert gold in [t["dia_id"] for t in result["turns"]]
+
+
+def test_output_shape(ask):
+    result = ask(GOLD[0][0])
+    assert KEYS <= set(result)
+    assert set(result["stop"]) >= {"query_type", "rule", "cut_at"}
+    for turn in result["turns"]:
+        assert {"dia_id", "text", "score", "path"} <= set(turn)
+    for fact in result["facts"]:
+        assert {"id", "content", "score", "source_dia_ids", "path"} <= set(fact)
+    for episode in result["episodes"]:
+        assert {"id", "title", "summary", "score", "path"} <= set(episode)
+    assert result["rerank"] == {"enabled": False, "reason": "no reranker_model configured"}
+    assert result["answer"] is None and result["selection"]["enabled"] is False
+
+
+def test_temporal_answer_is_in_the_context(ask, hm_service):
+    result = ask("When did Nadia run the half marathon?")
+    assert "[D1:1]" in result["context"] and "last Saturday (10 June 2023)" in result["context"]
+    assert result["context_tokens"] > 0
+    assert result["context_tokens"] == hm_service.embedder.count_tokens(result["context"])
+
+
+# --- RRF on real rankings ------------------------------------------------------------------------------------
+def test_topic_ranks_equal_rrf_by_hand(ask, hm_service, hm_ingested):
+    question = "Where did Omar go camping?"
+    result = ask(question)
+    vector = hm_service.embedder.encode_one(question)
+    k = hm_service.settings.k_topic
+    dense = hm_service.store.vector_search("Topic", hm_ingested.memory_id, vector, k)
+    bm25 = hm_service.store.fulltext_search("Topic", hm_ingested.memory_id, question, k)
+    scores: dict[str, float] = {}
+    for ranking in (bm25, dense):
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (60 + rank)
+    expected = sorted(scores, key=lambda i: -scores[i])
+    assert [t["id"] for t in result["topics"]] == expected
+    for topic in result["topics"]:
+        assert topic["score"] == pytest.approx(scores[topic["id"]], abs=1e-6)
+        assert topic["score"] == pytest.approx(sum(1 / (60 + r["rank"]) for r in topic["rankers"].values()), abs=1e-6)
+
+
+def test_fact_scores_are_rrf_plus_parent_term(ask):
+    """A fact's score = Σ 1/(k + rank) over its rankers + w_member / (k + episode rank) for its episode."""
+    result = ask("Where did Omar go camping?", stopping="fixed", turn_budget=30)
+    ranks = {e["id"]: e["rank"] for e in result["episodes"]}
+    assert result["facts"]
+    for fact in result["facts"]:
+        step = fact["path"][-1]
+        assert step["level"] == "fact" and step["score"] == fact["score"]
+        own = sum(1 / (60 + r["rank"]) for r in step["rankers"].values())
+        edge = fact["path"][-2]
+        parent = edge["weight"] / (60 + ranks[fact["episode_id"]]) if edge["level"] == "hyperedge" else 0.0
+        assert fact["score"] == pytest.approx(own + parent, abs=2e-6)
+    assert [f["score"] for f in result["facts"]] == sorted((f["score"] for f in result["facts"]), reverse=True)
+
+
+# --- stopping ------------------------------------------------------------------------------------------------
+def test_precision_query_stops_at_80_percent_of_best(ask):
+    full = ask("When did Nadia run the half marathon?", stopping="fixed", turn_budget=200, min_facts=1)
+    cut_result = ask("When did Nadia run the half marathon?", min_facts=1)
+    stop = cut_result["stop"]
+    assert (stop["query_type"], stop["rule"]) == ("precision", "80%-of-best")
+    scores = [f["score"] for f in full["facts"]]
+    assert stop["considered"] == len(scores)
+    assert stop["threshold"] == pytest.approx(0.8 * scores[0], abs=1e-6)
+    assert stop["cut_at"] == sum(1 for s in scores if s >= 0.8 * scores[0])
+    assert all(f["score"] >= stop["threshold"] for f in cut_result["facts"])
+
+
+def test_recall_query_stops_at_the_elbow(ask):
+    question = "How many times did Nadia and Omar talk about pottery?"
+    full = ask(question, stopping="fixed", turn_budget=200, min_facts=1)
+    result = ask(question, min_facts=1)
+    assert (result["stop"]["query_type"], result["stop"]["rule"]) == ("recall", "elbow")
+    assert result["stop"]["cut_at"] == elbow([f["score"] for f in full["facts"]])
+
+
+def test_stopping_floor_keeps_at_least_min_facts(ask):
+    question = "When did Nadia run the half marathon?"
+    bare = ask(question, min_facts=1)["stop"]
+    floored = ask(question)["stop"]  # default min_facts = 8
+    assert bare["cut_at"] < 8
+    assert floored["cut_at"] == min(8, floored["considered"])
+    assert floored["rule"] == bare["rule"] + " (floor 8)"
+
+
+def test_judgment_query_stops_at_first_confident_hit(ask):
+    result = ask("Did Nadia move to Berlin for a new job?", min_facts=1)
+    stop = result["stop"]
+    assert stop["query_type"] == "judgment"
+    if stop["rule"] == "first-confident-hit":
+        kept = result["facts"]
+        assert kept and kept[-1]["cosine"] >= stop["threshold"]
+        assert all(f["cosine"] < stop["threshold"] for f in kept[:-1])
+    assert "D3:1" in [t["dia_id"] for t in result["turns"]]
+
+
+def test_fixed_stopping_and_turn_budget(ask):
+    result = ask("What did Omar say about his puppy?", stopping="fixed", turn_budget=3)
+    assert result["stop"]["rule"].startswith("fixed-k")
+    assert len(result["turns"]) <= 3
+    assert len({t["dia_id"] for t in result["turns"]}) == len(result["turns"])
+
+
+# --- expansion -----------------------------------------------------------------------------------------------
+def test_expand_topic_episodes_returns_exactly_the_member_edges(hm_service, hm_ingested):
+    memory = hm_ingested.memory_id
+    topics = [r["id"] for r in hm_service.store.run_cypher("MATCH (t:Topic) WHERE t.memory_id = $m RETURN t.id AS id", {"m": memory})]
+    for topic in topics:
+        rows = hm_service.store.query("retrieve/expand_topic_episodes", memory_id=memory, topic_ids=[topic])
+        edge = {r["hyperedge_id"] for r in rows}
+        assert len(edge) == 1
+        assert {r["id"]: r["weight"] for r in rows} == _members(hm_service, edge.pop())
+        assert {r["topic_id"] for r in rows} == {topic}
+    # another memory's id expands to nothing from this memory
+    assert hm_service.store.query("retrieve/expand_topic_episodes", memory_id="other-memory", topic_ids=topics) == []
+
+
+def test_expand_episode_facts_returns_exactly_the_member_edges(hm_service, hm_ingested):
+    memory = hm_ingested.memory_id
+    episode = f"{memory}/episode/D2:7"
+    rows = hm_service.store.query("retrieve/expand_episode_facts", memory_id=memory, episode_ids=[episode])
+    assert {r["hyperedge_id"] for r in rows} == {f"{memory}/hyperedge/episode:D2:7"}
+    assert {r["id"]: r["weight"] for r in rows} == _members(hm_service, f"{memory}/hyperedge/episode:D2:7")
+    assert {r["id"].split("/")[-1].split("#")[0] for r in rows} == {f"D2:{i}" for i in range(7, 12)}
+
+
+def test_pipeline_episodes_and_facts_come_only_from_chosen_hyperedges(ask, hm_service):
+    hierarchy_only = {"global_facts": False} | ({"turn_ranker": False} if "turn_ranker" in CONFIG_FIELDS else {})
+    for extra in ({}, hierarchy_only):
+        result = ask("Where did Omar go camping?", k_topic=1, k_episode=1, stopping="fixed", turn_budget=50, **extra)
+        (topic,) = result["topics"]
+        topic_edge = {r["hyperedge_id"] for r in hm_service.store.query(
+            "retrieve/expand_topic_episodes", memory_id="testconv", topic_ids=[topic["id"]])}.pop()  # fmt: skip
+        (episode,) = result["episodes"]
+        assert episode["id"] in _members(hm_service, topic_edge)
+        episode_edge = "testconv/hyperedge/episode:" + episode["id"].split("/")[-1]
+        members = _members(hm_service, episode_edge)
+        assert result["facts"]
+        for fact in result["facts"]:
+            through = [s["id"] for s in fact["path"] if s["level"] == "hyperedge"]
+            if fact["id"] in members:
+                assert through == [topic_edge, episode_edge]
+            else:  # reached by a memory-wide search, and says so
+                assert not extra and through == [] and fact["path"][0]["via"] == "memory-wide fact search"
+        if extra:
+            assert {f["id"] for f in result["facts"]} <= set(members)
+
+
+# --- explanation paths ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("question", [q for q, _ in GOLD] + ["Did Nadia move to Berlin for a new job?"])
+def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question):
+    result = ask(question)
+    assert result["turns"]
+    for turn in result["turns"]:
+        path = turn["path"]
+        levels = [s["level"] for s in path]
+        assert levels[0] == "query" and levels[-2:] == ["fact", "turn"]
+        assert levels in (["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "turn"], ["query", "fact", "turn"])
+        assert path[-1]["dia_id"] == turn["dia_id"] and path[-1]["id"] == f"testconv/turn/{turn['dia_id']}"
+        for step in path:
+            if step["level"] in ("topic", "episode", "fact"):
+                assert isinstance(step["score"], float) and step["score"] > 0
+                assert step["rankers"] and all(r["rank"] >= 1 for r in step["rankers"].values())
+            if step["level"] == "hyperedge":
+                assert 0.0 <= step["weight"] <= 1.0 and step["kind"] in ("topic", "episode")
+        # each hyperedge step joins its neighbours in the graph, with the weight the path reports
+        for before, edge, after in zip(path, path[1:], path[2:]):
+            if edge["level"] != "hyperedge":
+                continue
+            owner = hm_service.store.run_cypher(
+                "MATCH (o {id: $o})-[:HAS_HYPEREDGE]->(h:Hyperedge {id: $h}) RETURN count(o) AS n", {"o": before["id"], "h": edge["id"]}
+            )
+            assert owner[0]["n"] == 1
+            assert _members(hm_service, edge["id"])[after["id"]] == pytest.approx(edge["weight"], abs=1e-6)
+        fact = path[-2]["id"]
+        sources = hm_service.store.run_cypher("MATCH (:Fact {id: $f})-[:FROM_TURN]->(t:Turn) RETURN t.dia_id AS d", {"f": fact})
+        assert turn["dia_id"] in {r["d"] for r in sources}
+
+
+def test_flat_ablation_has_no_hierarchy(ask):
+    result = ask("Where did Omar go camping?", flat=True)
+    assert result["topics"] == [] and result["episodes"] == []
+    assert all(f["path"][0].get("via") == "memory-wide fact search" for f in result["facts"])
+    assert "D2:7" in [t["dia_id"] for t in result["turns"]]
+
+
+# --- isolation -----------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def twins(hm_service):
+    """The test conversation as iso-a and as iso-b, where Omar's puppy is called Pretzel instead of Biscuit."""
+    hm_service.ingest_conversation(conversation_from_record(make_testconv_record("iso-a")))
+    edit = {"D1:4": "His name is Pretzel. My sister Leila helped me pick him at the shelter."}
+    hm_service.ingest_conversation(conversation_from_record(make_testconv_record("iso-b", edit)))
+    return hm_service
+
+
+def _all_ids(value):
+    """Every string under an ``id`` or ``*_id`` key, anywhere in a result."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if (key == "id" or key.endswith("_id") or key.endswith("_ids")) and key not in ("query_id", "memory_id"):
+                yield from ([item] if isinstance(item, str) else item if isinstance(item, list) else [])
+            yield from _all_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _all_ids(item)
+
+
+@pytest.mark.parametrize(("memory", "own", "foreign"), [("iso-a", "Biscuit", "Pretzel"), ("iso-b", "Pretzel", "Biscuit")])
+@pytest.mark.parametrize("overrides", [{}, {"flat": True}, {"use_topics": False}, {"stopping": "fixed", "turn_budget": 30}])
+def test_a_query_never_returns_another_memory(twins, memory, own, foreign, overrides):
+    result = twins.query(memory, f"What is the name of Omar's puppy, {foreign} or {own}?", **overrides)
+    assert result["memory_id"] == memory
+    ids = [i for i in _all_ids(result) if "/" in i]
+    assert ids and all(i.startswith(memory + "/") for i in ids), [i for i in ids if not i.startswith(memory + "/")]
+    dia_ids = {t["dia_id"] for t in result["turns"]} | {d for f in result["facts"] for d in f["source_dia_ids"]}
+    assert dia_ids  # the same dia_ids exist in both memories: their path ids above carry the memory
+    evidence = result["context"].split("\n", 1)[1]  # the first line repeats the query
+    assert foreign not in evidence
+    assert all(foreign not in t["text"] for t in result["turns"])
+    if "D1:4" in dia_ids:
+        assert own in evidence
+
+
+# --- errors --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "overrides", "field"),
+    [
+        ("", {}, "query"),
+        ("   ", {}, "query"),
+        ("x" * 2001, {}, "query"),
+        (None, {}, "query"),
+        ("When?", {"k_topic": 0}, "k_topic"),
+        ("When?", {"k_fact": 501}, "k_fact"),
+        ("When?", {"turn_budget": "ten"}, "turn_budget"),
+        ("When?", {"stopping": "never"}, "stopping"),
+        ("When?", {"propagation": 1}, "propagation"),
+        ("When?", {"colour": "blue"}, "colour"),
+    ],
+)
+def test_bad_query_raises_query_error_naming_the_field(hm_service, hm_ingested, text, overrides, field):
+    with pytest.raises(QueryError, match=rf"^{field}: "):
+        hm_service.query(hm_ingested.memory_id, text, **overrides)
+
+
+def test_unknown_memory_returns_empty_evidence(hm_service):
+    result = hm_service.query("no-such-memory", "Where did Omar go camping?")
+    assert result["turns"] == [] and result["facts"] == [] and result["stop"]["rule"] == "empty"
