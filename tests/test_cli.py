@@ -1,0 +1,113 @@
+"""The ``hypermem`` command line (typer's CliRunner, in process), on embedded stores in tmp dirs.
+
+``query`` and ``ingest locomo`` run against the shared session store (the CLI joins the
+embedded server the session fixture started), where the test conversation is memory
+``testconv``; ``demo`` runs on a fresh store, as on a fresh clone.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from hypermem.cli import app
+
+
+@pytest.fixture
+def cli_env(monkeypatch):
+    """Environment for a CLI run: no LLM, a wide terminal; ``use(store_dir)`` points HYPERMEM_STORE."""
+    monkeypatch.setenv("HYPERMEM_LLM_BASE_URL", "")
+    monkeypatch.setenv("COLUMNS", "220")
+
+    def use(store_dir) -> None:
+        monkeypatch.setenv("HYPERMEM_STORE", f"falkordb://{store_dir}")
+
+    return use
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_demo_ingests_the_bundled_sample_and_shows_the_evidence(cli_env, tmp_path):
+    cli_env(tmp_path / "fresh")
+    result = run("demo")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "sample-1" in out  # the counts table
+    assert "When did Tomas start volunteering at the community garden?" in out
+    evidence = out.split("evidence turns", 1)[1]
+    assert "D1:2" in evidence and "community garden" in evidence
+    assert "context" in out and "tokens" in out
+
+
+def test_query_json_has_the_output_contract(cli_env, hm_store_dir, hm_ingested):
+    cli_env(hm_store_dir)
+    result = run("query", "--memory", hm_ingested.memory_id, "--json", "When did Nadia run the half marathon?")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {"turns", "facts", "episodes", "stop", "context", "context_tokens"} <= set(data)
+    assert set(data["stop"]) >= {"query_type", "rule", "cut_at"}
+    assert "D1:1" in [t["dia_id"] for t in data["turns"]]
+    assert all({"dia_id", "text", "score", "path"} <= set(t) for t in data["turns"])
+    assert data["memory_id"] == "testconv" and data["context_tokens"] > 0
+
+
+def test_query_unknown_memory_names_the_option(cli_env, hm_store_dir, hm_ingested):
+    cli_env(hm_store_dir)
+    result = run("query", "--memory", "nobody-here", "Where?")
+    assert result.exit_code == 2
+    assert "--memory: no memory 'nobody-here'" in result.output
+
+
+def test_query_bad_turn_budget_is_refused(cli_env, hm_store_dir):
+    cli_env(hm_store_dir)
+    result = run("query", "--memory", "testconv", "--turn-budget", "0", "Where?")
+    assert result.exit_code == 2 and "--turn-budget" in result.output
+
+
+def test_ingest_locomo_prints_counts_and_skips_what_is_stored(cli_env, hm_store_dir, hm_ingested, hm_testconv_file):
+    cli_env(hm_store_dir)
+    result = run("ingest", "locomo", str(hm_testconv_file), "--no-llm")
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.stdout.splitlines() if "testconv" in line and "│" in line)
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    report = hm_ingested.report
+    expected = [report.turns, report.episodes, report.topics, report.facts, report.persons, report.times,
+                report.locations, report.hyperedges]  # fmt: skip
+    assert cells[0] == "testconv" and cells[1:9] == [str(v) for v in expected]
+    assert cells[9] == "0/3"  # sessions new/skipped: already ingested in this store
+    assert "LLM: off (no-LLM path)" in result.stdout
+
+
+def test_ingest_locomo_unknown_conversation_names_the_option(cli_env, tmp_path, hm_testconv_file):
+    cli_env(tmp_path / "db")
+    result = run("ingest", "locomo", str(hm_testconv_file), "--conversation", "conv-404")
+    assert result.exit_code != 0
+    assert "--conversation: unknown sample_id ['conv-404']" in result.output
+    assert "testconv" in result.output  # it says what the file has
+
+
+def test_ingest_locomo_missing_file_is_a_clear_error(cli_env, tmp_path):
+    cli_env(tmp_path / "db")
+    result = run("ingest", "locomo", str(tmp_path / "nope.json"))
+    assert result.exit_code != 0
+    assert "error:" in result.output and "nope.json" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_ingest_locomo_non_utf8_file_is_a_clear_error(cli_env, tmp_path):
+    cli_env(tmp_path / "db")
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'[{"sample_id": "x", "conversation": {"session_1": [{"text": "caf\xe9"}]}}]')
+    result = run("ingest", "locomo", str(path))
+    assert result.exit_code == 2
+    assert "error:" in result.output and "latin1.json" in result.output and "Traceback" not in result.output
+
+
+def test_llm_flag_without_an_llm_exits_2(cli_env, tmp_path, hm_testconv_file):
+    cli_env(tmp_path / "db")
+    result = run("ingest", "locomo", str(hm_testconv_file), "--llm")
+    assert result.exit_code == 2 and "HYPERMEM_LLM_BASE_URL" in result.output
