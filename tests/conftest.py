@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from hypermem.config import Settings
@@ -77,6 +78,30 @@ def make_testconv_record(sample_id: str = TESTCONV_ID, edits: dict[str, str] | N
         conversation[f"session_{number}_date_time"] = when
         conversation[f"session_{number}"] = turns
     return {"sample_id": sample_id, "conversation": conversation, "qa": []}
+
+
+def topic_similarity(vector: np.ndarray, members: list[np.ndarray], center: np.ndarray) -> float:
+    """The documented topic-join score, by hand: cosine of ``vector`` and the topic centroid (unit mean of
+    its members' unit vectors), both centred on ``center`` (the mean episode vector of the memory)."""
+    unit = [m / np.linalg.norm(m) for m in members]
+    centroid = np.mean(unit, axis=0)
+    centroid = centroid / np.linalg.norm(centroid)
+    a, b = vector - center, centroid - center
+    denominator = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / denominator if denominator else 0.0
+
+
+def expected_propagation(members: dict[str, tuple[np.ndarray, float]], lam: float) -> dict[str, np.ndarray]:
+    """HyperMem propagation by hand for nodes in exactly one hyperedge: ``members`` id -> (raw vector, weight);
+    h_e = Σ softmax(w)·h ; h' = unit(h + λ·h_e)."""
+    w = np.array([m[1] for m in members.values()])
+    soft = np.exp(w) / np.exp(w).sum()
+    h_e = sum(s * m[0] for s, m in zip(soft, members.values()))
+    out = {}
+    for key, (raw, _) in members.items():
+        vector = raw + lam * h_e
+        out[key] = vector / np.linalg.norm(vector)
+    return out
 
 
 @dataclass(frozen=True)

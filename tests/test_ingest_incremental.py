@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
-from conftest import make_testconv_record
+from conftest import make_testconv_record, topic_similarity
 from hypermem.ingest.locomo import Message, conversation_from_record
 
 
@@ -109,10 +109,8 @@ def test_live_messages_in_a_new_session_add_episodes_and_update_topics_only(hm_s
     assert len(home) == 1
     new_vec = np.asarray(hm_service.store.run_cypher(
         "MATCH (e:Episode {id: 'live/episode/L1'}) RETURN e.embedding_raw AS raw")[0]["raw"], dtype=np.float64)  # fmt: skip
-    sims = {}
-    for topic, members in before_topics.items():
-        c = np.mean([raw[e] / np.linalg.norm(raw[e]) for e in members], axis=0)
-        sims[topic] = float(new_vec @ (c / np.linalg.norm(c)))
+    center = np.mean([*raw.values(), new_vec], axis=0)  # mean episode vector, the new one included
+    sims = {topic: topic_similarity(new_vec, [raw[e] for e in members], center) for topic, members in before_topics.items()}
     best = max(sims, key=sims.get)
     if sims[best] >= hm_service.settings.topic_join_similarity:
         assert home == [best] and counts["Topic"] == before_counts["Topic"]

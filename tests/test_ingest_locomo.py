@@ -7,10 +7,12 @@ conv-30 (the smallest) and conv-26 are ingested once per test session into the s
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 
+import numpy as np
 import pytest
 
-from conftest import LOCOMO
+from conftest import LOCOMO, expected_propagation
 
 pytestmark = pytest.mark.locomo
 
@@ -75,3 +77,21 @@ def test_photo_captions_are_kept_as_text(hm_conv30, hm_service):
             "MATCH (t:Turn {dia_id: $d}) WHERE t.memory_id = 'conv-30' RETURN t.text AS text", {"d": turn["dia_id"]}
         )
         assert row[0]["text"].endswith(f"[shares a photo: {turn['blip_caption'].strip()}]")
+
+
+def test_topics_group_episodes_and_propagate_over_them(hm_conv30, hm_service):
+    """Each episode sits in exactly one topic hyperedge; propagated episode vectors match the formula by hand."""
+    rows = hm_service.store.run_cypher(
+        "MATCH (:Topic)-[:HAS_HYPEREDGE]->(h:Hyperedge {kind: 'topic'})-[m:MEMBER]->(e:Episode) WHERE h.memory_id = 'conv-30' "
+        "RETURN h.id AS h, e.id AS e, m.weight AS w, e.embedding AS emb, e.embedding_raw AS raw"
+    )
+    assert len(rows) == hm_conv30.report.episodes == len({r["e"] for r in rows})
+    by_topic = defaultdict(dict)
+    for r in rows:
+        by_topic[r["h"]][r["e"]] = (np.asarray(r["raw"], dtype=np.float64), r["w"], np.asarray(r["emb"]))
+    assert len(by_topic) == hm_conv30.report.topics and max(len(m) for m in by_topic.values()) > 1
+    for members in by_topic.values():
+        expected = expected_propagation({k: (v[0], v[1]) for k, v in members.items()}, hm_service.settings.propagation_lambda)
+        for eid, (raw, _, stored) in members.items():
+            assert np.allclose(stored, expected[eid], atol=1e-5), eid
+            assert np.allclose(stored, raw, atol=1e-5) == (len(members) == 1)
