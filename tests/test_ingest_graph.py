@@ -13,6 +13,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
+from hypermem.ingest.pipeline import TOPIC_CENTER_PRIOR
+
 from conftest import TESTCONV_SESSIONS, expected_propagation, topic_similarity
 
 ALL_DIA_IDS = [t["dia_id"] for _, turns in TESTCONV_SESSIONS for t in turns]
@@ -233,8 +235,8 @@ def _unit(v):
 
 def test_topics_follow_the_incremental_rule(g, hm_service):
     """Replay HyperMem topic assignment by hand: in start order, an episode joins the topic with the best
-    centred cosine (centre = mean of the episodes seen so far, itself included) when it reaches the
-    threshold, else starts a new topic."""
+    centred cosine (centre = sum of the earlier episodes / (their count + TOPIC_CENTER_PRIOR)) when it
+    reaches the threshold, else starts a new topic."""
     rows = g("MATCH (e:Episode) WHERE e.memory_id = $m RETURN e.id AS id, e.start AS start, e.embedding_raw AS raw")
     threshold = hm_service.settings.topic_join_similarity
     vectors = {r["id"]: np.asarray(r["raw"], dtype=np.float64) for r in rows}
@@ -242,8 +244,8 @@ def test_topics_follow_the_incremental_rule(g, hm_service):
     seen: list[np.ndarray] = []
     for row in sorted(rows, key=lambda r: (r["start"], int(r["id"].split(":")[-1]))):
         vector = vectors[row["id"]]
+        center = np.sum(seen, axis=0) / (len(seen) + TOPIC_CENTER_PRIOR) if seen else np.zeros_like(vector)
         seen.append(vector)
-        center = np.mean(seen, axis=0)
         sims = [topic_similarity(vector, [vectors[e] for e in grp], center) for grp in groups]
         if sims and max(sims) >= threshold:
             groups[int(np.argmax(sims))].append(row["id"])

@@ -109,7 +109,7 @@ def test_live_messages_in_a_new_session_add_episodes_and_update_topics_only(hm_s
     assert len(home) == 1
     new_vec = np.asarray(hm_service.store.run_cypher(
         "MATCH (e:Episode {id: 'live/episode/L1'}) RETURN e.embedding_raw AS raw")[0]["raw"], dtype=np.float64)  # fmt: skip
-    center = np.mean([*raw.values(), new_vec], axis=0)  # mean episode vector, the new one included
+    center = np.sum(list(raw.values()), axis=0) / (len(raw) + TOPIC_CENTER_PRIOR)  # earlier episodes, shrunk
     sims = {topic: topic_similarity(new_vec, [raw[e] for e in members], center) for topic, members in before_topics.items()}
     best = max(sims, key=sims.get)
     if sims[best] >= hm_service.settings.topic_join_similarity:

@@ -170,9 +170,6 @@ def test_drift_segmenter_respects_bounds_on_real_vectors(hm_service):
     assert seg.segment([{}] * 5, vectors[:5], [TurnElements()] * 5) == [(0, 5)]  # too short to split
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (ingest/topics.py centred cosine): with centre = mean(e1, e2), e2 - centre = -(e1 - centre), so the "
-    "second episode of a memory always scores -1 against the first topic and starts a new one, however similar"))  # fmt: skip
 def test_two_near_identical_first_episodes_share_a_topic(hm_service):
     t1, t2 = datetime(2023, 3, 3, 9), datetime(2023, 3, 10, 9)
     report = hm_service.ingest_messages("twin-topics", [

@@ -54,7 +54,9 @@ class Settings(BaseSettings):
     # --- ingest ------------------------------------------------------------------------
     propagation_lambda: float = Field(default=0.5, ge=0.0, le=2.0, description="HyperMem §3.3 λ.")
     segment_merge_jaccard: float = Field(default=0.8, ge=0.0, le=1.0, description="HingeMem hyperedge merge threshold.")
-    topic_join_similarity: float = Field(default=0.6, ge=-1.0, le=1.0)
+    topic_join_similarity: float = Field(
+        default=0.2, ge=-1.0, le=1.0, description="Centred cosine at which an episode joins a topic (HyperMem §3.2)."
+    )
     max_message_chars: int = Field(default=20_000, ge=1)
 
     # --- retrieval ---------------------------------------------------------------------

@@ -52,7 +52,9 @@ class Embedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # no "Loading weights" bar on every start
         path = resolve_model_path(self.model_name)
         log.info("loading embedding model %s from %s", self.model_name, path)
         model = SentenceTransformer(str(path), device="cpu")

@@ -38,6 +38,9 @@ from hypermem.store import GraphStore
 
 log = logging.getLogger(__name__)
 
+# The topic centre is the mean of the earlier episodes shrunk towards 0 by this many pseudo-episodes,
+# so that a young memory (2-3 episodes) is compared almost uncentred.
+TOPIC_CENTER_PRIOR = 5
 MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 Progress = Callable[[int], None]
 
@@ -362,9 +365,13 @@ class Ingestor:
             state = topics.setdefault(row["topic_id"], TopicState(row["topic_id"]))
             state.members[row["episode_id"]] = np.asarray(row["embedding_raw"], dtype=np.float32)
             state.titles[row["episode_id"]] = row["title"]
+        known = [v for t in topics.values() for v in t.members.values()]
+        total, count = (np.sum(known, axis=0), len(known)) if known else (np.zeros(self.embedder.dimension), 0)
         for episode in sorted(episodes, key=lambda e: e.start):
             vector = np.asarray(episode.embedding_raw, dtype=np.float32)
-            chosen = self.topic_assigner.choose(vector, episode.title, episode.summary, list(topics.values()))
+            center = total / (count + TOPIC_CENTER_PRIOR)
+            chosen = self.topic_assigner.choose(vector, episode.title, episode.summary, list(topics.values()), center)
+            total, count = total + vector, count + 1
             if chosen is None:
                 chosen = TopicState(node_id(memory_id, "topic", episode.id.rsplit("/", 1)[-1]))
                 topics[chosen.id] = chosen
