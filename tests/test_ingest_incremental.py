@@ -14,6 +14,7 @@ import numpy as np
 
 from conftest import make_testconv_record, topic_similarity
 from hypermem.ingest.locomo import Message, conversation_from_record
+from hypermem.ingest.pipeline import TOPIC_CENTER_PRIOR
 
 
 def _ingest_copy(svc, memory_id: str):
