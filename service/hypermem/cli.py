@@ -13,6 +13,27 @@ app.add_typer(ingest_app, name="ingest")
 app.add_typer(eval_app, name="eval")
 
 
+def run() -> None:
+    """Console entry point: known user errors print one line naming the field and exit 2, without a traceback."""
+    from pydantic import ValidationError
+
+    from hypermem.embed import EmbeddingModelError
+    from hypermem.ingest.locomo import LocomoFormatError
+    from hypermem.ingest.turns import IngestInputError
+    from hypermem.retrieve.pipeline import QueryError
+    from hypermem.store import StoreError
+
+    try:
+        app()
+    except (IngestInputError, LocomoFormatError, QueryError, StoreError, EmbeddingModelError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
+    except ValidationError as exc:
+        problems = "; ".join(f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        typer.echo(f"error: bad setting: {problems}", err=True)
+        raise SystemExit(2) from None
+
+
 @app.callback()
 def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level.")) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -47,8 +68,10 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None) -> None:
 
     from hypermem.ingest.locomo import LocomoFormatError, load_locomo
 
+    from hypermem.ingest.turns import IngestInputError
+
     try:
-        convs = load_locomo(path, conversations or None)
+        convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
     except (OSError, LocomoFormatError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -59,7 +82,10 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None) -> None:
     with Progress(*columns, console=console, transient=True) as progress:
         for conv in convs:
             task = progress.add_task(conv.sample_id, total=len(conv.messages))
-            report = svc.ingest_conversation(conv, progress=lambda n, task=task: progress.advance(task, n))
+            try:
+                report = svc.ingest_conversation(conv, progress=lambda n, task=task: progress.advance(task, n))
+            except IngestInputError as exc:
+                raise IngestInputError(f"{conv.sample_id}: {exc.field}", exc.problem) from None
             progress.update(task, completed=len(conv.messages))
             table.add_row(conv.sample_id, *(str(getattr(report, f)) for f in
                           ("turns", "episodes", "topics", "facts", "persons", "times", "locations", "hyperedges")),
@@ -140,11 +166,15 @@ def demo(
     """The main job: ingest a conversation file into the embedded store, then answer a question from memory."""
     from hypermem.ingest.locomo import load_locomo
 
+    from hypermem.retrieve.pipeline import MAX_QUERY_CHARS
+
     path = path or _sample_path()
     if question is None:
         if path != _sample_path():
             raise typer.BadParameter("give --question when PATH is not the bundled sample", param_hint="--question")
         question = SAMPLE_QUESTION
+    if not question.strip() or len(question) > MAX_QUERY_CHARS:
+        raise typer.BadParameter(f"must be 1 to {MAX_QUERY_CHARS} characters", param_hint="--question")
     with _open_service(None) as svc:
         _ingest_locomo(svc, path, conversation)
         memory_id = (conversation or [load_locomo(path)[0].sample_id])[0]

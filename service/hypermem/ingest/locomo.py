@@ -67,9 +67,13 @@ def conversation_from_record(record: dict) -> Conversation:
     if not isinstance(conv, dict):
         raise LocomoFormatError(f"{sample_id}.conversation: missing or not an object")
     speakers = [conv[k] for k in ("speaker_a", "speaker_b") if isinstance(conv.get(k), str)]
-    sessions = sorted(
-        (int(m.group(1)), key) for key in conv if (m := _SESSION_KEY.match(key)) and isinstance(conv[key], list)
-    )
+    sessions = []
+    for key in conv:
+        if m := _SESSION_KEY.match(key):
+            if not isinstance(conv[key], list):
+                raise LocomoFormatError(f"{sample_id}.{key}: expected a list of turns")
+            sessions.append((int(m.group(1)), key))
+    sessions.sort()
     out = Conversation(sample_id=sample_id, speakers=speakers)
     for number, key in sessions:
         date_key = f"{key}_date_time"
@@ -108,6 +112,8 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
     if not isinstance(data, list):
         raise LocomoFormatError(f"{path}: expected a list of conversations")
     records = {str(r.get("sample_id")): r for r in data if isinstance(r, dict)}
+    if not records:
+        raise LocomoFormatError(f"{path}: holds no conversation")
     wanted = conversations or list(records)
     unknown = [c for c in wanted if c not in records]
     if unknown:
