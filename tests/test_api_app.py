@@ -374,10 +374,13 @@ def test_malformed_json_and_oversized_bodies(client, acme):
     assert huge.get_json()["code"] == 413
 
 
-def test_unknown_routes_and_bad_ids_are_json_404(client, acme):
-    for url in ("/v1/nothing", "/v1/memories/bad%20id/topics", "/v1/jobs/not-hex"):
+def test_unknown_routes_are_json_404_and_bad_ids_name_the_parameter(client, acme):
+    response = client.get("/v1/nothing", headers=acme)
+    assert response.status_code == 404 and response.get_json()["code"] == 404
+    for url, name in (("/v1/memories/bad%20id/topics", "memory_id"), ("/v1/jobs/not-hex", "job_id")):
         response = client.get(url, headers=acme)
-        assert response.status_code == 404 and response.get_json()["code"] == 404
+        assert response.status_code == 422, url
+        assert list(response.get_json()["errors"]["path"]) == [name]
 
 
 # --- ingest, query, explanation (the real pipelines) --------------------------------------------

@@ -10,6 +10,7 @@ field, bodies over ``Settings.max_request_bytes`` get 413, an unreachable store 
 from __future__ import annotations
 
 import logging
+import re
 
 from flask import Flask, g, request
 from flask_smorest import Api
@@ -62,6 +63,33 @@ class NodeIdConverter(_Converter):
 
     regex = r"[^/\x00][^\x00]{0,399}"
     part_isolating = False
+
+
+def _path_checks(app: Flask) -> list[tuple[re.Pattern, dict[str, str]]]:
+    """For every route: a permissive pattern of its URL and each path parameter's own regex."""
+    checks = []
+    for rule in app.url_map.iter_rules():
+        rules: dict[str, str] = {}
+        parts = []
+        for converter, name in _segments(rule.rule):
+            if converter is None:
+                parts.append(re.escape(name))
+                continue
+            rules[name] = CONVERTERS[converter].regex if converter in CONVERTERS else r"[^/]+"
+            parts.append(f"(?P<{name}>.*)" if converter == "node_id" else f"(?P<{name}>[^/]*)")
+        if rules:
+            checks.append((re.compile("".join(parts)), rules))
+    return checks
+
+
+def _segments(rule: str):
+    """``(converter, name)`` for each ``<converter:name>`` of a rule string, ``(None, text)`` between."""
+    position = 0
+    for match in re.finditer(r"<(?:(\w+):)?(\w+)>", rule):
+        yield None, rule[position : match.start()]
+        yield match.group(1) or "default", match.group(2)
+        position = match.end()
+    yield None, rule[position:]
 
 
 CONVERTERS = {
@@ -128,6 +156,22 @@ def create_app(
         if request.blueprint in PUBLIC_BLUEPRINTS or request.endpoint is None:
             return
         g.principal = authenticate(state().store, settings.admin_key)
+
+    path_checks = _path_checks(app)
+
+    @app.errorhandler(404)
+    def _unmatched_path(error):
+        """A URL that fits a route's shape but not its parameter rules names the parameter (422)."""
+        if request.url_rule is not None:  # a route matched and its view said 404
+            return api.handle_http_exception(error)
+        for pattern, rules in path_checks:
+            match = pattern.fullmatch(request.path)
+            if match:
+                bad = {name: [f"must match ^{regex}$"] for name, regex in rules.items()
+                       if not re.fullmatch(regex, match.group(name))}  # fmt: skip
+                if bad:
+                    return {"code": 422, "status": "Unprocessable Entity", "errors": {"path": bad}}, 422
+        return api.handle_http_exception(error)
 
     @app.errorhandler(StoreError)
     def _store_down(error: StoreError):

@@ -118,18 +118,18 @@ class QueryRequestSchema(RequestSchema):
     """A question and optional search-setting overrides (``hypermem.retrieve.config.SearchConfig``)."""
 
     query = Text(required=True, min_length=1, max_length=2_000, blank=False)
-    k_topic = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Topics kept (k^T)."})
-    k_episode = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Episodes kept (k^E)."})
-    k_fact = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Facts kept (k^F)."})
-    turn_budget = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Most evidence turns returned."})
-    min_facts = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "Adaptive stopping keeps at least this many facts."})
-    rrf_k = fields.Integer(validate=validate.Range(1, 500), metadata={"description": "The RRF constant."})
+    k_topic = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Topics kept (k^T)."})
+    k_episode = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Episodes kept (k^E)."})
+    k_fact = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Facts kept (k^F)."})
+    turn_budget = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Most evidence turns returned."})
+    min_facts = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Adaptive stopping keeps at least this many facts."})
+    rrf_k = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "The RRF constant."})
     stopping = fields.String(validate=validate.OneOf(["adaptive", "fixed"]))
-    use_topics = fields.Boolean(metadata={"description": "False skips the topic level."})
-    flat = fields.Boolean(metadata={"description": "True searches facts directly, without the hierarchy."})
-    propagation = fields.Boolean(metadata={"description": "False searches the unpropagated vectors."})
-    global_facts = fields.Boolean(metadata={"description": "Also fuse a memory-wide fact search."})
-    answer = fields.Boolean(metadata={"description": "Generate an answer when an LLM is configured."})
+    use_topics = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False skips the topic level."})
+    flat = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "True searches facts directly, without the hierarchy."})
+    propagation = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False searches the unpropagated vectors."})
+    global_facts = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "Also fuse a memory-wide fact search."})
+    answer = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "Generate an answer when an LLM is configured."})
 
 
 class PathStepSchema(PassThroughSchema):

@@ -29,7 +29,7 @@ class StopDecision:
 
 
 def elbow(scores: list[float]) -> int:
-    """Items to keep at the elbow of a descending curve: index of max distance below the chord, + 1."""
+    """Items to keep at the elbow of a descending curve: those before the point farthest below the chord."""
     n = len(scores)
     if n <= 2:
         return n
@@ -47,13 +47,13 @@ def elbow(scores: list[float]) -> int:
 
 def cut(scores: list[float], query_type: str, *, mode: str = "adaptive", k: int = 10, ratio: float = 0.8,
         confidence: list[float] | None = None, confident: float | None = None, min_keep: int = 1) -> StopDecision:  # fmt: skip
-    """Decide how many of ``scores`` to keep (never fewer than ``min_keep`` when there are that many).
+    """Decide how many of ``scores`` to keep (adaptive mode never keeps fewer than ``min_keep`` when there are that many).
 
     ``confidence`` is a per-item absolute signal parallel to ``scores`` and ``confident`` its
     threshold for a confident hit (judgment queries only).
     """
     decision = _cut(scores, query_type, mode, k, ratio, confidence, confident)
-    if decision.cut_at < min(min_keep, decision.considered):
+    if mode != "fixed" and decision.cut_at < min(min_keep, decision.considered):
         decision.cut_at = min(min_keep, decision.considered)
         decision.rule += f" (floor {min_keep})"
     return decision
