@@ -128,7 +128,8 @@ def load_spacy(name: str):
     import spacy
 
     try:
-        return spacy.load(name, disable=["lemmatizer"])
+        # NER alone: the tagger, parser and lemmatizer do not change the entities and cost 30%.
+        return spacy.load(name, disable=["tagger", "parser", "attribute_ruler", "lemmatizer"])
     except (OSError, ImportError):
         log.warning("spaCy model %s is not installed: NER degrades to speakers and date patterns", name)
         return None
