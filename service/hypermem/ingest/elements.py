@@ -122,6 +122,11 @@ class DateResolver:
         return TimeMention(surface, _iso(moment, granularity), granularity)
 
 
+def find_dates(text: str, base: datetime, resolver: DateResolver) -> list[TimeMention]:
+    """Dates found by pattern alone (no NER): the degraded ingest path, and queries."""
+    return [m for match in _FALLBACK_DATES.finditer(text) if (m := resolver.resolve(match.group(0), base))]
+
+
 @lru_cache(maxsize=4)
 def load_spacy(name: str):
     """The spaCy pipeline ``name`` (loaded once per process), or None when it is not installed."""
@@ -150,7 +155,7 @@ class ElementExtractor:
     def extract(self, texts: list[str], bases: list[datetime]) -> list[TurnElements]:
         """Elements of each text; ``bases[i]`` is the date text ``i`` was said (for relative dates)."""
         if self._nlp is None:
-            return [self._fallback(text, base) for text, base in zip(texts, bases)]
+            return [TurnElements(times=find_dates(text, base, self.dates)) for text, base in zip(texts, bases)]
         out = []
         for doc, base in zip(self._nlp.pipe(texts, batch_size=256), bases):
             found = TurnElements()
@@ -167,12 +172,6 @@ class ElementExtractor:
             out.append(found)
         return out
 
-    def _fallback(self, text: str, base: datetime) -> TurnElements:
-        found = TurnElements()
-        for match in _FALLBACK_DATES.finditer(text):
-            if mention := self.dates.resolve(match.group(0), base):
-                found.times.append(mention)
-        return found
 
 
 def annotate_dates(text: str, times: list[TimeMention]) -> str:

@@ -5,7 +5,9 @@ Query types decide how retrieval stops:
 - *judgment* — yes/no questions ("did", "is", "would");
 - *precision* — everything else ("when", "what", "where", "who").
 No-LLM ``RuleQueryAnalyzer``: regular expressions for the type, the memory's own Person
-and Location names plus spaCy NER for persons and places, dateparser for times.
+and Location names matched as words (a query can only usefully name elements the memory
+has), date patterns resolved by dateparser for times; no NER, which would cost more than
+the rest of the analysis for nothing the name match misses.
 ``LLMQueryAnalyzer`` asks the LLM (``hypermem.llm.prompts.analyze_query``).
 """
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from hypermem.ingest.elements import ElementExtractor
+from hypermem.ingest.elements import DateResolver, find_dates
 
 QueryType = Literal["recall", "precision", "judgment"]
 
@@ -54,29 +56,27 @@ def classify(query: str) -> QueryType:
 class RuleQueryAnalyzer:
     """No-LLM analysis. ``analyze(query, known_elements, now) -> QueryAnalysis``."""
 
-    def __init__(self, extractor: ElementExtractor):
-        self.extractor = extractor
+    def __init__(self, dates: DateResolver):
+        self.dates = dates
 
     def analyze(self, query: str, known: list[dict], now: datetime) -> QueryAnalysis:
         """``known``: the memory's Person/Location elements ``{id, name, kind}``."""
-        found = self.extractor.extract([query], [now])[0]
         analysis = QueryAnalysis(classify(query))
         lowered = query.lower()
-        ner_names = {n.lower() for n in found.persons + found.locations}
         for element in known:
             name = element["name"].lower()
-            if name in ner_names or re.search(rf"\b{re.escape(name)}\b", lowered):
+            if re.search(rf"\b{re.escape(name)}\b", lowered):
                 (analysis.persons if element["kind"] == "Person" else analysis.locations).append(element["name"])
                 analysis.element_ids.append(element["id"])
-        analysis.times = sorted({t.value for t in found.times})
+        analysis.times = sorted({t.value for t in find_dates(query, now, self.dates)})
         return analysis
 
 
 class LLMQueryAnalyzer(RuleQueryAnalyzer):
     """The LLM classifies the query and names its elements; matching to nodes stays rule-based."""
 
-    def __init__(self, extractor: ElementExtractor, client):
-        super().__init__(extractor)
+    def __init__(self, dates: DateResolver, client):
+        super().__init__(dates)
         self.client = client
 
     def analyze(self, query: str, known: list[dict], now: datetime) -> QueryAnalysis:

@@ -33,7 +33,7 @@ import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.elements import ElementExtractor
+from hypermem.ingest.elements import DateResolver
 from hypermem.retrieve.analysis import LLMQueryAnalyzer, QueryAnalysis, RuleQueryAnalyzer
 from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.context import build_context
@@ -73,8 +73,8 @@ class Retriever:
         self.store = store
         self.embedder = embedder
         self.llm = llm
-        extractor = ElementExtractor(settings.spacy_model)
-        self.analyzer = LLMQueryAnalyzer(extractor, llm) if llm else RuleQueryAnalyzer(extractor)
+        dates = DateResolver()
+        self.analyzer = LLMQueryAnalyzer(dates, llm) if llm else RuleQueryAnalyzer(dates)
         self.reranker = Reranker(settings.reranker_model)
 
     # --- one level: BM25 + dense, fused with RRF ---------------------------------------------

@@ -8,6 +8,7 @@ and memory deletion here are engine-blind.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,9 @@ from typing import Any
 
 from hypermem.store import queries
 from hypermem.store.dialect import Dialect, query_terms
+
+
+TERM_CACHE_SECONDS = 30.0
 
 
 class StoreError(RuntimeError):
@@ -43,6 +47,7 @@ class GraphStore(ABC):
     max_term_df = 0.05
 
     def __init__(self, *, write_batch_size: int = 500, vector_oversample: int = 4, ef_runtime: int = 200):
+        self._term_cache: dict[tuple, tuple[float, list[str]]] = {}
         self.write_batch_size = write_batch_size
         self.vector_oversample = vector_oversample
         self.ef_runtime = ef_runtime
@@ -81,6 +86,7 @@ class GraphStore(ABC):
         Write files ``MERGE`` by id, so writing the same rows twice leaves the same graph.
         """
         cypher = self.dialect.adapt(queries.load(name))
+        self._term_cache.clear()  # document frequencies change with what is written
         for start in range(0, len(rows), self.write_batch_size):
             self.run_cypher(cypher, {**params, "rows": list(rows[start : start + self.write_batch_size])})
         return len(rows)
@@ -174,10 +180,25 @@ class GraphStore(ABC):
     def _informative_terms(self, label: str, memory_id: str, terms: list[str]) -> list[str]:
         """``terms`` without those absent from the memory or in more than ``max_term_df`` of its nodes.
 
-        When every term is too common, the rarest one is kept.
+        When every term is too common, the rarest one is kept. Results are cached for
+        ``TERM_CACHE_SECONDS`` (a query searches facts twice with the same words; document
+        frequencies move slowly). This process's writes clear the cache; another process's
+        writes reach the cut within that time.
         """
         if len(terms) < 2:
             return terms
+        key = (label, memory_id, tuple(terms))
+        cached = self._term_cache.get(key)
+        if cached is not None and time.monotonic() - cached[0] < TERM_CACHE_SECONDS:
+            return cached[1]
+        if len(self._term_cache) > 4096:
+            self._term_cache.clear()
+        kept = self._count_terms(label, memory_id, terms)
+        self._term_cache[key] = (time.monotonic(), kept)
+        return kept
+
+    def _count_terms(self, label: str, memory_id: str, terms: list[str]) -> list[str]:
+        """The IDF cut itself: one document-frequency query and one count."""
         df = {r["term"]: int(r["df"]) for r in self.run_cypher(self.dialect.fulltext_df(label), {"terms": terms, "memory_id": memory_id})}
         if not df:
             return []
