@@ -5,23 +5,23 @@ Node ids are globally unique by construction: every id starts with its
 on ``id`` also guarantees uniqueness of ``(memory_id, id)``.
 
 Layers (HyperMem §3.1): Topic -> Episode -> Fact, with raw Turns underneath
-(HiGMem anchors). Elements (HingeMem §3.2): Person, Time, Location. Hyperedges
-are reified ``Hyperedge`` nodes whose ``MEMBER`` relationships carry weight w∈[0,1].
+(HiGMem anchors). Elements (HingeMem §3.2): Person, Time, Location. Topics and
+hyperedges are written as rows by the ingest pipeline; hyperedges are reified
+``Hyperedge`` nodes whose ``MEMBER`` relationships carry weight w∈[0,1]
+(see docs/graph-model.md).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Literal
 
 ElementKind = Literal["Person", "Time", "Location"]
-HyperedgeKind = Literal["topic", "episode", "segment"]
 LABELS = (
     "Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge",
     "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey",
 )  # fmt: skip
-EMBEDDED_LABELS = ("Turn", "Episode", "Topic", "Fact")
-SEARCH_LABELS = EMBEDDED_LABELS
+SEARCH_LABELS = ("Turn", "Episode", "Topic", "Fact")  # full-text indexed, and vector indexed below
 # (label, property) pairs that carry a vector index. ``embedding`` holds the propagated vector
 # (HyperMem §3.3); ``embedding_raw`` keeps the unpropagated one for the ablation.
 VECTOR_INDEXES = (
@@ -77,7 +77,6 @@ class Fact:
     keywords: list[str]
     date: str
     turn_ids: list[str]
-    weight: float = 1.0
     embedding: list[float] | None = None
     embedding_raw: list[float] | None = None
 
@@ -95,36 +94,8 @@ class Episode:
     end: str
     participants: list[str]
     turn_ids: list[str]
-    element_ids: list[str] = field(default_factory=list)
     embedding: list[float] | None = None
     embedding_raw: list[float] | None = None
-
-    @property
-    def text(self) -> str:
-        return f"{self.title}. {self.summary}"
-
-
-@dataclass
-class Topic:
-    """A topic groups episodes through one ``topic`` hyperedge (HyperMem §3.2)."""
-
-    memory_id: str
-    id: str
-    title: str
-    summary: str
-    episode_weights: dict[str, float]
-    embedding: list[float] | None = None
-
-
-@dataclass
-class Hyperedge:
-    """A reified hyperedge: ``owner_id`` is the Topic/Episode it belongs to; ``members`` maps id -> w."""
-
-    memory_id: str
-    id: str
-    kind: HyperedgeKind
-    owner_ids: list[str]
-    members: dict[str, float]
 
 
 def as_row(obj) -> dict:

@@ -209,7 +209,6 @@ class Ingestor:
                 elements = self._element_ids(memory_id, turn, found)
                 session.element_nodes.update(elements)
                 mentions.update(elements.keys())
-            episode.element_ids = sorted(mentions)
             session.mentions[episode.id] = mentions
             session.episodes.append(episode)
 
