@@ -230,7 +230,15 @@ def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question)
             assert _members(hm_service, edge["id"])[after["id"]] == pytest.approx(edge["weight"], abs=1e-6)
         fact = path[-2]["id"]
         sources = hm_service.store.run_cypher("MATCH (:Fact {id: $f})-[:FROM_TURN]->(t:Turn) RETURN t.dia_id AS d", {"f": fact})
-        assert turn["dia_id"] in {r["d"] for r in sources}
+        if "reply_to" in path[-1]:  # the reply to a question turn of the fact, i.e. the turn right after it
+            assert path[-1]["reply_to"] in {r["d"] for r in sources}
+            nxt = hm_service.store.run_cypher(
+                "MATCH (q:Turn {id: $q})-[:NEXT]->(a:Turn) RETURN a.dia_id AS d, q.text AS q",
+                {"q": f"testconv/turn/{path[-1]['reply_to']}"},
+            )
+            assert nxt[0]["d"] == turn["dia_id"] and "?" in nxt[0]["q"]
+        else:
+            assert turn["dia_id"] in {r["d"] for r in sources}
 
 
 def test_flat_ablation_has_no_hierarchy(ask):

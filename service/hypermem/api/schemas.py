@@ -129,6 +129,7 @@ class QueryRequestSchema(RequestSchema):
     flat = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "True searches facts directly, without the hierarchy."})
     propagation = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False searches the unpropagated vectors."})
     global_facts = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "Also fuse a memory-wide fact search."})
+    replies = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "A returned question turn brings its reply turn."})
     answer = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "Generate an answer when an LLM is configured."})
 
 

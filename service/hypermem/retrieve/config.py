@@ -20,7 +20,8 @@ class SearchConfig:
     - ``turn_budget``: most evidence turns returned;
     - ``min_facts``: adaptive stopping never keeps fewer facts than this;
     - ``rrf_k``: the RRF constant;
-    - ``global_facts``: also fuse a memory-wide fact search into the fact level (recall safety net).
+    - ``global_facts``: also fuse a memory-wide fact search into the fact level (recall safety net);
+    - ``replies``: a returned turn that asks a question brings its reply turn along.
     """
 
     k_topic: int = 10
@@ -34,6 +35,7 @@ class SearchConfig:
     min_facts: int = 8
     rrf_k: int = 60
     global_facts: bool = True
+    replies: bool = True
     answer: bool = True
 
     @classmethod

@@ -121,7 +121,7 @@ class Retriever:
         lap("rerank")
         stop = self._stop(facts, analysis, cfg)
         facts = facts[: stop.cut_at]
-        turns = self._turns(facts, cfg.turn_budget)
+        turns = self._turns(facts, cfg.turn_budget, cfg.replies)
         selection = self._select_turns(text, turns)
         kept = {t["dia_id"] for t in turns}
         facts = [f for f in facts if kept & set(f["source_dia_ids"])]
@@ -277,20 +277,27 @@ class Retriever:
         )
 
     @staticmethod
-    def _turns(facts: list[dict], budget: int) -> list[dict]:
-        """Source turns of the kept facts, best fact first, at most ``budget`` (HiGMem: a small evidence set)."""
+    def _turns(facts: list[dict], budget: int, replies: bool) -> list[dict]:
+        """Source turns of the kept facts, best fact first, at most ``budget`` (HiGMem: a small evidence set).
+
+        With ``replies``, a source turn that asks a question is followed by its reply turn.
+        """
         turns: dict[str, dict] = {}
         for fact in facts:
             for source in fact["sources"]:
-                if source["dia_id"] in turns:
-                    continue
-                if len(turns) == budget:
-                    return list(turns.values())
-                turns[source["dia_id"]] = {
-                    "dia_id": source["dia_id"], "speaker": source["speaker"], "timestamp": source["timestamp"],
-                    "text": source["text"], "score": fact["score"],
-                    "path": [*fact["path"], _step("turn", source["id"], dia_id=source["dia_id"])],
-                }  # fmt: skip
+                candidates = [(source, None)]
+                if replies and source["reply"] is not None:
+                    candidates.append((source["reply"], source["dia_id"]))
+                for turn, replying_to in candidates:
+                    if turn["dia_id"] in turns:
+                        continue
+                    if len(turns) == budget:
+                        return list(turns.values())
+                    turns[turn["dia_id"]] = {
+                        "dia_id": turn["dia_id"], "speaker": turn["speaker"], "timestamp": turn["timestamp"],
+                        "text": turn["text"], "score": fact["score"],
+                        "path": [*fact["path"], _step("turn", turn["id"], dia_id=turn["dia_id"], reply_to=replying_to)],
+                    }  # fmt: skip
         return list(turns.values())
 
     def _select_turns(self, text: str, turns: list[dict]) -> dict:
