@@ -34,6 +34,11 @@ VECTOR_INDEXES = (
 )
 
 
+# A memory_id (and any id built like one): 1-128 of letters, digits, '_', '.', ':' or '-'; no '/',
+# which separates the parts of a node id.
+MEMORY_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}"
+
+
 def node_id(memory_id: str, kind: str, local: str) -> str:
     """Globally unique node id: ``"{memory_id}/{kind}/{local}"``."""
     return f"{memory_id}/{kind}/{local}"

@@ -20,6 +20,7 @@ from hypermem.api import admin, analyst, memories, probes
 from hypermem.api.auth import authenticate
 from hypermem.api.state import ApiState, state
 from hypermem.config import Settings
+from hypermem.model import MEMORY_ID_PATTERN
 from hypermem.store import StoreError
 
 log = logging.getLogger(__name__)
@@ -37,13 +38,13 @@ class _Converter(BaseConverter):
 
 
 class MemoryIdConverter(_Converter):
-    regex = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
+    regex = MEMORY_ID_PATTERN
 
 
 class RecordIdConverter(_Converter):
-    """A query id."""
+    """A query id (same character rules as a memory id)."""
 
-    regex = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"
+    regex = MEMORY_ID_PATTERN
 
 
 class TenantConverter(_Converter):

@@ -11,8 +11,6 @@ from datetime import datetime
 
 from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, post_dump, post_load, validate, validates_schema
 
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$"
-TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
 

@@ -33,7 +33,7 @@ from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter
 from hypermem.ingest.segments import Segment, SegmentMerger
 from hypermem.ingest.topics import LLMTopicAssigner, TopicAssigner, TopicState
 from hypermem.ingest.turns import IngestInputError, TurnDraft, session_hash, to_drafts, validate
-from hypermem.model import Element, Episode, Fact, Turn, as_row, node_id
+from hypermem.model import MEMORY_ID_PATTERN, Element, Episode, Fact, Turn, as_row, node_id
 from hypermem.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 # The topic centre is the mean of the earlier episodes shrunk towards 0 by this many pseudo-episodes,
 # so that a young memory (2-3 episodes) is compared almost uncentred.
 TOPIC_CENTER_PRIOR = 5
-MEMORY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 Progress = Callable[[int], None]
 
 
@@ -80,7 +80,7 @@ class _Session:
 
 def check_memory_id(memory_id: str) -> str:
     """Raise ``IngestInputError`` unless ``memory_id`` is 1-128 of ``[A-Za-z0-9_.:-]``."""
-    if not isinstance(memory_id, str) or not MEMORY_ID.match(memory_id):
+    if not isinstance(memory_id, str) or not MEMORY_ID.fullmatch(memory_id):
         raise IngestInputError("memory_id", "must be 1-128 characters of letters, digits, '_', '.', ':' or '-'")
     return memory_id
 
