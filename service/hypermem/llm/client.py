@@ -21,6 +21,7 @@ Temperature is always 0. Failures that survive the retries raise ``LLMError``.
 
 from __future__ import annotations
 
+from hypermem.errors import HypermemError
 import hashlib
 import json
 import logging
@@ -46,7 +47,7 @@ _FORMAT_COMPLAINT = re.compile(r"response_format|json_schema|schema|grammar", re
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
-class LLMError(RuntimeError):
+class LLMError(HypermemError, RuntimeError):
     """An LLM call failed for good: retries exhausted, or a non-transient server error."""
 
 

@@ -23,6 +23,7 @@ Result shape (``Retriever.query``)::
 
 from __future__ import annotations
 
+from hypermem.errors import HypermemError
 import logging
 import time
 import uuid
@@ -53,7 +54,7 @@ CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
 
 
 
-class QueryError(ValueError):
+class QueryError(HypermemError, ValueError):
     """The query or a search setting is unusable; the message names the field."""
 
 

@@ -8,6 +8,7 @@ and memory deletion here are engine-blind.
 
 from __future__ import annotations
 
+from hypermem.errors import HypermemError
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
@@ -21,7 +22,7 @@ from hypermem.store.dialect import Dialect, query_terms
 TERM_CACHE_SECONDS = 30.0
 
 
-class StoreError(RuntimeError):
+class StoreError(HypermemError, RuntimeError):
     """The store cannot do what was asked (engine down, schema mismatch, bad URL)."""
 
 
