@@ -14,7 +14,7 @@ import pytest
 
 from hypermem.llm import prompts
 from hypermem.llm.client import LLMClient
-from hypermem.llm.local import local_server, smollm2_gguf_path
+from support.local_llm import local_server, smollm2_gguf_path
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("xllamacpp") is None or smollm2_gguf_path() is None,

@@ -77,9 +77,9 @@ class Settings(BaseSettings):
     @field_validator("store")
     @classmethod
     def _known_scheme(cls, value: str) -> str:
-        if not value.startswith(("falkordb://", "bolt://", "neo4j://", "bolt+s://", "neo4j+s://")):
-            raise ValueError("HYPERMEM_STORE must start with falkordb://, bolt:// or neo4j://")
-        return value
+        from hypermem.store import check_store_url
+
+        return check_store_url(value)
 
     @property
     def llm_enabled(self) -> bool:

@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from hypermem.config import Settings
 from hypermem.store.base import GraphStore, Hit, SchemaMismatch, StoreError
 
-__all__ = ["GraphStore", "Hit", "SchemaMismatch", "StoreError", "open_store"]
+if TYPE_CHECKING:
+    from hypermem.config import Settings
+
+__all__ = [
+    "EMBEDDED_SCHEMES",
+    "NEO4J_SCHEMES",
+    "GraphStore",
+    "Hit",
+    "SchemaMismatch",
+    "StoreError",
+    "check_store_url",
+    "open_store",
+]
+
+EMBEDDED_SCHEMES = ("falkordb",)
+NEO4J_SCHEMES = ("bolt", "neo4j", "bolt+s", "neo4j+s")
 
 
-def open_store(settings: Settings, *, keep_server: bool = False) -> GraphStore:
+def check_store_url(url: str) -> str:
+    """``url`` if its scheme names an engine this package can open; else ``ValueError`` saying which do."""
+    if urlparse(url).scheme not in EMBEDDED_SCHEMES + NEO4J_SCHEMES:
+        raise ValueError("must start with falkordb://, bolt:// or neo4j:// (also bolt+s://, neo4j+s://)")
+    return url
+
+
+def open_store(settings: "Settings", *, keep_server: bool = False) -> GraphStore:
     """Open the store named by ``settings.store``.
 
     ``falkordb:///PATH`` starts or joins the embedded FalkorDB keeping its data in PATH
@@ -23,13 +45,13 @@ def open_store(settings: Settings, *, keep_server: bool = False) -> GraphStore:
         "ef_runtime": settings.hnsw_ef_runtime,
     }
     url = urlparse(settings.store)
-    if url.scheme == "falkordb":
+    if url.scheme in EMBEDDED_SCHEMES:
         if not url.path:
             raise StoreError("HYPERMEM_STORE=falkordb:///PATH needs a path")
         from hypermem.store.falkordb import FalkorDBStore
 
         return FalkorDBStore(url.path, settings.graph_name, keep_server=keep_server, **common)
-    if url.scheme in ("bolt", "neo4j", "bolt+s", "neo4j+s"):
+    if url.scheme in NEO4J_SCHEMES:
         from hypermem.store.neo4j import Neo4jStore
 
         return Neo4jStore(settings, **common)
