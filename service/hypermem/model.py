@@ -13,7 +13,8 @@ hyperedges are written as rows by the ingest pipeline; hyperedges are reified
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Literal
 
 ElementKind = Literal["Person", "Time", "Location"]
@@ -106,3 +107,30 @@ class Episode:
 def as_row(obj) -> dict:
     """A dataclass as a plain dict for an ``UNWIND $rows`` write."""
     return asdict(obj)
+
+
+# --- the input: messages as they stream in, and a conversation of them ---------------------------
+
+@dataclass
+class Message:
+    """One live or loaded message. ``timestamp`` is timezone-naive local time of the conversation."""
+
+    message_id: str
+    speaker: str
+    text: str
+    timestamp: datetime
+    session_id: str
+    image_caption: str | None = None
+
+
+@dataclass
+class Conversation:
+    """One conversation: ``sample_id`` becomes the memory_id; messages are in dialogue order."""
+
+    sample_id: str
+    speakers: list[str]
+    messages: list[Message] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> list[str]:
+        return list(dict.fromkeys(m.session_id for m in self.messages))

@@ -11,7 +11,7 @@ from functools import cached_property
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.locomo import Conversation, Message
+from hypermem.model import Conversation, Message
 from hypermem.store import GraphStore, open_store
 
 

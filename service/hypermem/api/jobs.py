@@ -17,7 +17,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from hypermem.api.auth import utcnow
-from hypermem.ingest.locomo import Message
+from hypermem.model import Message
 
 log = logging.getLogger(__name__)
 

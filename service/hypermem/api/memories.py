@@ -20,7 +20,7 @@ from hypermem.api.schemas import (
     QueryResultSchema,
 )
 from hypermem.api.state import state
-from hypermem.ingest.locomo import Message
+from hypermem.model import Message
 from hypermem.ingest.turns import IngestInputError
 from hypermem.ingest.turns import validate as validate_messages
 from hypermem.retrieve.pipeline import QueryError

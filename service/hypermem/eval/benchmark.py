@@ -24,7 +24,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from hypermem.eval.dataset import DatasetReport, Question, load_questions
 from hypermem.eval.metrics import Outcome, summarise
 from hypermem.eval.systems import ConversationTurns, System, default_systems
-from hypermem.ingest.locomo import Conversation, load_locomo
+from hypermem.ingest.locomo import load_locomo
+from hypermem.model import Conversation
 
 if TYPE_CHECKING:
     from hypermem.service import MemoryService

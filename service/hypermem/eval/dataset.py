@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hypermem.ingest.locomo import Conversation, LocomoFormatError
+from hypermem.ingest.locomo import LocomoFormatError
+from hypermem.model import Conversation
 
 _EVIDENCE_ID = re.compile(r"^D:?(\d+):(\d+)$")
 _SEPARATORS = re.compile(r"[;,\s]+")

@@ -10,45 +10,21 @@ Errors: ``LocomoFormatError`` naming the conversation, session and field.
 
 from __future__ import annotations
 
-from hypermem.errors import HypermemError
 import json
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from dateutil import parser as date_parser
+
+from hypermem.errors import HypermemError
+from hypermem.model import Conversation, Message
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 
 
 class LocomoFormatError(HypermemError, ValueError):
     """The file is not LoCoMo-shaped; the message names the offending field."""
-
-
-@dataclass
-class Message:
-    """One live or loaded message. ``timestamp`` is timezone-naive local time of the conversation."""
-
-    message_id: str
-    speaker: str
-    text: str
-    timestamp: datetime
-    session_id: str
-    image_caption: str | None = None
-
-
-@dataclass
-class Conversation:
-    """One conversation: ``sample_id`` becomes the memory_id; messages are in dialogue order."""
-
-    sample_id: str
-    speakers: list[str]
-    messages: list[Message] = field(default_factory=list)
-
-    @property
-    def sessions(self) -> list[str]:
-        return list(dict.fromkeys(m.session_id for m in self.messages))
 
 
 def parse_session_date(value: str, where: str) -> datetime:

@@ -27,7 +27,7 @@ from hypermem.ingest.elements import ElementExtractor, TurnElements
 from hypermem.ingest.episodes import centroid, describe, episode_search_text
 from hypermem.ingest.facts import FactDraft, LLMFactExtractor, TurnFactExtractor
 from hypermem.ingest.keywords import KeywordExtractor
-from hypermem.ingest.locomo import Message
+from hypermem.model import Message
 from hypermem.ingest.propagation import propagate
 from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter
 from hypermem.ingest.segments import Segment, SegmentMerger

@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from hypermem.ingest.locomo import Message
+from hypermem.model import Message
 from hypermem.model import Turn, node_id
 
 
