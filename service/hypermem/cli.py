@@ -262,6 +262,18 @@ def serve(
         api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
 
 
+@app.command("mcp")
+def mcp_command(
+    http: bool = typer.Option(False, "--http", help="Streamable HTTP at http://HOST:PORT/mcp with tenant API keys (default: stdio)."),
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (--http)."),
+    port: int = typer.Option(8765, min=1, max=65535, help="TCP port (--http)."),
+) -> None:
+    """Run the MCP server (tools: ingest, query, explain, topics, timeline); see hypermem.mcp_server."""
+    from hypermem.mcp_server import run as run_mcp
+
+    run_mcp(http=http, host=host, port=port)
+
+
 @app.command()
 def doctor() -> None:
     """Check the installation: store engine, version, indexes and schema; the embedding model and dimension.
