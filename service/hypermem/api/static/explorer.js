@@ -52,7 +52,7 @@ async function api(path, options = {}) {
 
 function details(...children) {
   const panel = $("details");
-  panel.replaceChildren(...children.flat());
+  panel.replaceChildren(...children.flat().filter((child) => child !== null && child !== undefined));
   panel.scrollTop = 0;
 }
 
@@ -64,19 +64,21 @@ function failed(error) {
 const cy = cytoscape({
   container: $("graph"),
   wheelSensitivity: 0.3,
+  maxZoom: 1.6, // fitting a small graph must not blow labels up
   style: [
     { selector: "node", style: {
-      "background-color": (n) => COLORS[n.data("kind")] || "#999", label: "data(label)", "font-size": 9,
-      "text-wrap": "wrap", "text-max-width": 130, "text-valign": "bottom", "text-margin-y": 3, width: 18, height: 18 } },
-    { selector: "node[kind = 'Hyperedge']", style: { shape: "diamond", width: 14, height: 14, "font-size": 8, color: "#455a64" } },
+      "background-color": (n) => COLORS[n.data("kind")] || "#999", label: "data(label)", "font-size": 11,
+      "text-wrap": "wrap", "text-max-width": 120, "text-valign": "bottom", "text-margin-y": 3, width: 18, height: 18 } },
+    { selector: "node[kind = 'Hyperedge']", style: { shape: "diamond", width: 14, height: 14, "font-size": 10, color: "#455a64" } },
     { selector: "node[kind = 'Query']", style: { shape: "star", width: 26, height: 26, "font-weight": "bold" } },
     { selector: "node[kind = 'More']", style: { shape: "round-rectangle", width: 30, height: 12, color: "#777" } },
     { selector: "node.focus", style: { "border-width": 3, "border-color": "#000" } },
     { selector: "edge", style: {
       width: 1.2, "line-color": "#b0bec5", "target-arrow-color": "#b0bec5", "target-arrow-shape": "triangle",
-      "curve-style": "bezier", label: "data(label)", "font-size": 8, color: "#37474f",
+      "curve-style": "bezier", label: "data(label)", "font-size": 10, color: "#37474f",
       "text-background-color": "#fff", "text-background-opacity": 0.85, "text-background-padding": 1 } },
-    { selector: ".hl", style: { "line-color": "#ff6f00", "target-arrow-color": "#ff6f00", width: 3, "border-width": 3, "border-color": "#ff6f00" } },
+    { selector: "edge.hl", style: { "line-color": "#ff6f00", "target-arrow-color": "#ff6f00", width: 3, "font-weight": "bold" } },
+    { selector: "node.hl", style: { "border-width": 3, "border-color": "#ff6f00", "font-weight": "bold" } },
     { selector: ".dim", style: { opacity: 0.25 } },
   ],
 });
@@ -297,7 +299,8 @@ function drawPaths(result) {
   }
   draw([...nodes.values(), ...edges.values()],
     `explanation paths of ${result.turns.length} evidence turns: query → topic → hyperedge → episode → hyperedge → fact → turn (click a turn on the right to highlight its path)`,
-    { name: "breadthfirst", roots: ["query"], directed: true, spacingFactor: 1.05 });
+    // levels left to right: query, topic, hyperedge, episode, hyperedge, fact, turn
+    { name: "breadthfirst", roots: ["query"], directed: true, transform: (node, p) => ({ x: p.y * 1.6, y: p.x }) });
 }
 
 function highlight(path, item) {
@@ -323,6 +326,7 @@ async function runQuery(text) {
   try {
     details(el("p", { class: "muted" }, `querying ${state.memory}…`));
     const result = await api(`/v1/memories/${state.memory}/query`, { method: "POST", body: JSON.stringify({ query: text }) });
+    window.explorer.result = result;
     const stop = result.stop;
     const list = el("ol", { id: "evidence", class: "evidence" });
     for (const turn of result.turns) {
