@@ -105,6 +105,16 @@ def open_memory(page, key: str, memory_id: str) -> None:
 
 
 # --- tests ------------------------------------------------------------------------------------------
+def test_vendored_cytoscape_matches_the_lock_file():
+    """static/vendor/ holds the cytoscape build that explorer/package-lock.json pins, with its MIT license."""
+    root = Path(__file__).parents[1]
+    locked = json.loads((root / "explorer" / "package-lock.json").read_text())["packages"]["node_modules/cytoscape"]
+    vendor = root / "service" / "hypermem" / "api" / "static" / "vendor"
+    built = re.findall(r'\.version="(\d+\.\d+\.\d+)"', (vendor / "cytoscape.min.js").read_text(encoding="utf-8"))
+    assert built == [locked["version"]]
+    assert locked["license"] == "MIT" and "Permission is hereby granted" in (vendor / "cytoscape.LICENSE").read_text()
+
+
 def test_page_and_vendored_graph_library_are_served_offline(page, server):
     assert page.evaluate("() => typeof cytoscape") == "function"
     lock = json.loads((Path(__file__).parents[1] / "explorer" / "package-lock.json").read_text())

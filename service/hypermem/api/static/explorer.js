@@ -281,7 +281,7 @@ function stepLabel(step, result) {
     case "topic": return `${short(step.title, 28)}\nRRF ${num(step.score)}`;
     case "hyperedge": return `${step.kind} hyperedge`;
     case "episode": return `${short(episodes[step.id] || step.id, 28)}\nscore ${num(step.score)}`;
-    case "fact": return `${short(facts[step.id] || step.id, 28)}\nscore ${num(step.score)}`;
+    case "fact": return `${short(facts[step.id] || step.id, 44)}\nscore ${num(step.score)}`;
     case "turn": return `turn ${step.dia_id}`;
     default: return step.id;
   }
