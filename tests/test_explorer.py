@@ -142,7 +142,7 @@ def test_a_tenant_sees_only_its_own_memories(page, keys, hm_ingested):
 def test_drill_down_topic_to_episodes_to_facts_to_source_turns(page, keys, hm_service, hm_ingested):
     memory = hm_ingested.memory_id
     open_memory(page, keys["acme"], memory)
-    topics = browse.topics(hm_service.store, memory, limit=15)
+    topics = browse.topics(hm_service.store, memory, limit=10)
     rows = page.locator("#topics tbody tr")
     expect(rows).to_have_count(len(topics))
     first = topics[0]
@@ -219,15 +219,30 @@ def large_memory(hm_service, keys) -> str:
 
 @pytest.mark.locomo
 def test_a_680_turn_conversation_is_paged_and_capped(page, keys, hm_service, large_memory):
+    store = hm_service.store
+    counts = store.counts(large_memory)
+    topics = browse.topics(store, large_memory, limit=200)
+    assert counts["Turn"] == 680 and len(topics) > 10
     open_memory(page, keys["acme"], large_memory)
-    expect(page.locator("#topics tbody tr")).to_have_count(15)
+    expect(page.locator("#topics tbody tr")).to_have_count(10)
     page.click("#topics-next")
-    expect(page.locator("#topics-page")).to_have_text(re.compile(r"^16–\d+$"))
-    person = browse.people(hm_service.store, large_memory)[0]
+    expect(page.locator("#topics-page")).to_have_text(f"11–{min(20, len(topics))}")
+
+    page.click("#topics-prev")
+    biggest = topics[0]  # most episodes first
+    assert biggest["episodes"] > 12
+    page.click(f"#topics tr[data-topic='{biggest['id']}']")
+    expect(page.locator("#topic-episodes tr")).to_have_count(biggest["episodes"])  # the list is complete...
+    expect(page.locator("#graph-caption")).to_contain_text(f"hyperedges around Topic {biggest['id']}")
+    kinds = graph_kinds(page)  # ...the drawing is capped, the rest summarised
+    assert kinds["Episode"] == 12 and kinds["More"] == 1
+    more = page.evaluate("() => explorer.cy.nodes('[kind = \"More\"]').map((n) => n.data('label'))")
+    assert more == [f"+{biggest['episodes'] - 12} more"]
+
+    person = browse.people(store, large_memory)[0]
     page.click(f"#people li[data-person='{person['name']}']")
     expect(page.locator("#timeline tr").first).to_be_visible()
-    expect(page.locator("#graph-caption")).to_contain_text(re.compile(r": 12 of \d+ shown"))
+    expect(page.locator("#graph-caption")).to_contain_text(re.compile(r"hyperedges around Person .*: 12 of \d+ shown"))
     total = int(re.search(r"12 of (\d+) shown", page.locator("#graph-caption").inner_text()).group(1))
     nodes = page.evaluate("() => explorer.cy.nodes().length")
-    assert total > 12 and nodes <= 1 + 12 * (1 + 1 + 12 + 1) + 1  # center, per hyperedge: itself, owner, members, "+N"
-    assert "More" in graph_kinds(page)
+    assert total > 12 and nodes <= 1 + 12 * (1 + 1 + 12 + 1) + 1  # center; per hyperedge: itself, owner, members, "+N"

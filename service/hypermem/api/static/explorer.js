@@ -4,7 +4,7 @@
 // a node's hyperedges and their members are capped (the rest is summarised in one "+N more" node).
 "use strict";
 
-const TOPIC_PAGE = 15;
+const TOPIC_PAGE = 10;
 const MAX_HYPEREDGES = 12;
 const MAX_MEMBERS = 12;
 const COLORS = {
@@ -300,7 +300,7 @@ function drawPaths(result) {
   draw([...nodes.values(), ...edges.values()],
     `explanation paths of ${result.turns.length} evidence turns: query → topic → hyperedge → episode → hyperedge → fact → turn (click a turn on the right to highlight its path)`,
     // levels left to right: query, topic, hyperedge, episode, hyperedge, fact, turn
-    { name: "breadthfirst", roots: ["query"], directed: true, transform: (node, p) => ({ x: p.y * 1.6, y: p.x }) });
+    { name: "breadthfirst", roots: ["query"], directed: true, transform: (node, p) => ({ x: p.y, y: p.x }) });
 }
 
 function highlight(path, item) {
