@@ -255,7 +255,7 @@ def serve(
         typer.echo("HYPERMEM_ADMIN_KEY is not set: no tenant key can be created.", err=True)
     api = create_app(settings, sync_batch_limit=sync_batch)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # run the cleanup below on `kill` too
-    typer.echo(f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs)")
+    typer.echo(f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)")
     try:
         api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
     finally:
