@@ -174,6 +174,10 @@ def test_drill_down_topic_to_episodes_to_facts_to_source_turns(page, keys, hm_se
     kinds = graph_kinds(page)
     assert kinds["Fact"] == len(episode["facts"]) and kinds["Hyperedge"] >= 2  # episode + segment hyperedges
 
+    page.locator(f"#episode-facts > li[data-fact='{fact['id']}'] > span").first.click()  # the hyperedges around a fact
+    expect(page.locator("#hyperedge-list")).to_contain_text(f"episode hyperedge (member, weight {fact['weight']:.4f})")
+    expect(page.locator("#graph-caption")).to_contain_text(f"hyperedges around Fact {fact['id']}")
+
 
 def test_person_timeline(page, keys, hm_service, hm_ingested):
     open_memory(page, keys["acme"], hm_ingested.memory_id)
