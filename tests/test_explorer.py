@@ -177,6 +177,11 @@ def test_drill_down_topic_to_episodes_to_facts_to_source_turns(page, keys, hm_se
     page.locator(f"#episode-facts > li[data-fact='{fact['id']}'] > span").first.click()  # the hyperedges around a fact
     expect(page.locator("#hyperedge-list")).to_contain_text(f"episode hyperedge (member, weight {fact['weight']:.4f})")
     expect(page.locator("#graph-caption")).to_contain_text(f"hyperedges around Fact {fact['id']}")
+    hyperedge = browse.node_hyperedges(hm_service.store, memory, fact["id"])["hyperedges"][0]
+    page.evaluate("(id) => explorer.cy.getElementById(id).emit('tap')", hyperedge["id"])  # a Hyperedge node: its members
+    members = page.locator("#hyperedge-members tr")
+    expect(members).to_have_count(len(episode["facts"]))
+    expect(members.first).to_contain_text(f"{hyperedge['members'][0]['weight']:.4f}")
 
 
 def test_person_timeline(page, keys, hm_service, hm_ingested):

@@ -11,7 +11,7 @@ const COLORS = {
   Query: "#d32f2f", Memory: "#263238", Topic: "#ef6c00", Hyperedge: "#455a64", Episode: "#1e88e5",
   Fact: "#43a047", Turn: "#757575", Person: "#8e24aa", Time: "#00897b", Location: "#6d4c41", More: "#bdbdbd",
 };
-const state = { key: sessionStorage.getItem("hypermem.key"), memory: null, topicsOffset: 0 };
+const state = { key: sessionStorage.getItem("hypermem.key"), memory: null, topicsOffset: 0, hyperedges: new Map() };
 const $ = (id) => document.getElementById(id);
 
 // --- DOM and API helpers ---------------------------------------------------------------------
@@ -105,6 +105,7 @@ cy.on("tap", "node", (event) => {
   const data = event.target.data();
   const open = { Topic: openTopic, Episode: openEpisode, Fact: showHyperedges, Time: showHyperedges, Location: showHyperedges };
   if (data.kind === "Person") openTimeline(data.name || data.label, data.id);
+  else if (data.kind === "Hyperedge" && state.hyperedges.has(data.id)) describeHyperedge(state.hyperedges.get(data.id));
   else if (open[data.kind]) open[data.kind](data.id);
 });
 
@@ -226,6 +227,7 @@ async function openTimeline(person, elementId) {
 async function showHyperedges(nodeId, describe = true) {
   try {
     const found = await api(`/v1/memories/${state.memory}/hyperedges?node_id=${encodeURIComponent(nodeId)}`);
+    state.hyperedges = new Map(found.hyperedges.map((h) => [h.id, h]));
     const nodes = new Map(), edges = new Map();
     const center = found.node;
     addNode(nodes, center.id, center.label, short(center.caption, 40), { name: center.caption }).classes = "focus";
@@ -264,6 +266,14 @@ async function showHyperedges(nodeId, describe = true) {
           `${h.members.length} members`, el("span", { class: "muted" }, ` owned by ${h.owners.map((o) => short(o.caption, 40)).join(", ")}`)))));
     }
   } catch (error) { failed(error); }
+}
+
+function describeHyperedge(h) {
+  details(el("h3", { class: "Hyperedge" }, `${h.kind} hyperedge`), el("p", { class: "muted" }, h.id),
+    el("p", {}, "owned by ", h.owners.map((o) => `${o.label} ${short(o.caption, 60)}`).join(", ")),
+    el("h2", {}, `${h.members.length} members, heaviest first`),
+    el("table", { id: "hyperedge-members" }, el("tbody", {}, h.members.map((m) =>
+      el("tr", {}, el("td", { class: m.label }, m.label), el("td", {}, short(m.caption, 80)), el("td", { class: "score" }, num(m.weight)))))));
 }
 
 // --- query: evidence and explanation paths -------------------------------------------------------------
