@@ -255,11 +255,23 @@ def serve(
         typer.echo("HYPERMEM_ADMIN_KEY is not set: no tenant key can be created.", err=True)
     api = create_app(settings, sync_batch_limit=sync_batch)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # run the cleanup below on `kill` too
-    typer.echo(f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs)")
+    typer.echo(f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)")
     try:
         api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
     finally:
         api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
+
+
+@app.command("mcp")
+def mcp_command(
+    http: bool = typer.Option(False, "--http", help="Streamable HTTP at http://HOST:PORT/mcp with tenant API keys (default: stdio)."),
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on (--http)."),
+    port: int = typer.Option(8765, min=1, max=65535, help="TCP port (--http)."),
+) -> None:
+    """Run the MCP server (tools: ingest, query, explain, topics, timeline); see hypermem.mcp_server."""
+    from hypermem.mcp_server import run as run_mcp
+
+    run_mcp(http=http, host=host, port=port)
 
 
 @app.command()

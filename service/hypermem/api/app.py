@@ -16,7 +16,7 @@ from flask import Flask, g, request
 from flask_smorest import Api
 from werkzeug.routing import BaseConverter
 
-from hypermem.api import admin, analyst, memories, probes
+from hypermem.api import admin, analyst, explorer, memories, probes
 from hypermem.api.auth import authenticate
 from hypermem.api.state import ApiState, state
 from hypermem.config import Settings
@@ -25,7 +25,7 @@ from hypermem.store import StoreError
 
 log = logging.getLogger(__name__)
 
-PUBLIC_BLUEPRINTS = {probes.blp.name, "api-docs"}
+PUBLIC_BLUEPRINTS = {probes.blp.name, "api-docs", explorer.blp.name}
 DEFAULT_SYNC_BATCH = 50
 
 
@@ -151,6 +151,7 @@ def create_app(
         api.register_converter(converter, converter.openapi)
     for module in (probes, admin, memories, analyst):
         api.register_blueprint(module.blp)
+    app.register_blueprint(explorer.blp)  # HTML + static assets, outside the OpenAPI document
 
     @app.before_request
     def _authenticate():

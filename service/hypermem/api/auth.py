@@ -69,6 +69,14 @@ def authenticate(store: GraphStore, admin_key: str | None) -> Principal:
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         abort(401, message="send an API key as 'Authorization: Bearer KEY'", headers={"WWW-Authenticate": "Bearer"})
+    found = principal_for_key(store, admin_key, token)
+    if found is None:
+        abort(401, message="unknown or revoked API key", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    return found
+
+
+def principal_for_key(store: GraphStore, admin_key: str | None, token: str) -> Principal | None:
+    """Who holds the bearer key ``token`` (the admin, or a tenant), or None for an unknown or revoked key."""
     if admin_key and hmac.compare_digest(token.encode(), admin_key.encode()):
         return Principal(tenant=None)
     if token.startswith(KEY_PREFIX):
@@ -77,7 +85,7 @@ def authenticate(store: GraphStore, admin_key: str | None) -> Principal:
             rows = store.query("api/get_key", id=key_id)
             if rows and hmac.compare_digest(rows[0]["hash"], _digest(token)):
                 return Principal(tenant=rows[0]["tenant"])
-    abort(401, message="unknown or revoked API key", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+    return None
 
 
 def principal() -> Principal:
@@ -117,16 +125,24 @@ def authorize_memory(store: GraphStore, memory_id: str, *, claim: bool = False, 
     the admin assigns it (``PUT /v1/tenants/{tenant}/memories/{memory_id}``). Otherwise 404 with
     ``not_found`` as the message (default: "no memory ..."), for records reached through a memory.
     """
-    tenant = require_tenant()
+    owner = tenant_owner(store, require_tenant(), memory_id, claim=claim)
+    if owner is None:
+        abort(404, message=not_found or f"no memory {memory_id!r}")
+    return owner
+
+
+def tenant_owner(store: GraphStore, tenant: str, memory_id: str, *, claim: bool = False) -> dict | None:
+    """The owner record ``{tenant, created_at}`` of ``memory_id`` when ``tenant`` owns it, else None.
+
+    With ``claim`` (a write), a memory nobody owns and that holds no dialogue becomes ``tenant``'s.
+    """
     owner = owner_of(store, memory_id)
     if owner is None and claim and not store.query("api/memory_has_turns", memory_id=memory_id):
         rows = store.query(
             "api/claim_memory", id=_owner_id(memory_id), memory_id=memory_id, tenant=tenant, created_at=utcnow()
         )
         owner = rows[0]
-    if owner is None or owner["tenant"] != tenant:
-        abort(404, message=not_found or f"no memory {memory_id!r}")
-    return owner
+    return owner if owner is not None and owner["tenant"] == tenant else None
 
 
 def assign_memory(store: GraphStore, memory_id: str, tenant: str) -> None:

@@ -1,0 +1,238 @@
+"""hypermem as an MCP server (Model Context Protocol), built on the ``mcp`` SDK's ``MCPServer``.
+
+Tools: ``list_memories``, ``ingest_messages``, ``query_memory`` (evidence with each item's
+explanation path inline, the stop decision, the context, and an answer when an LLM is
+configured), ``explain_query`` (a past query's stored result), ``list_topics`` and
+``person_timeline``. Resources: ``hypermem://memories`` and ``hypermem://memories/{memory_id}/topics``
+(JSON). Results have the shapes of the JSON API (``docs/api.md``); a query is stored as a
+``QueryRecord`` exactly as ``POST /v1/memories/{memory_id}/query`` stores it, so either side
+can explain the other's queries.
+
+Transports (``hypermem mcp``): stdio, for a local agent that runs the server itself, sees every
+memory of the store as the CLI does; streamable HTTP (``--http``) needs a tenant key of the
+JSON API (``Authorization: Bearer hmk_...``, checked by ``hypermem.api.auth``), refuses any other
+request with 401, and gives a tenant only its own memories (another tenant's memory is "not
+found", as in the JSON API). A tool's bad input fails the call with a message naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Annotated, Any
+
+import anyio.to_thread
+from marshmallow import ValidationError
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from hypermem import browse
+from hypermem.api import auth
+from hypermem.api.jobs import IngestJobs, to_json
+from hypermem.api.schemas import IngestRequestSchema
+from hypermem.ingest.locomo import Message
+from hypermem.ingest.turns import IngestInputError, validate
+from hypermem.retrieve.pipeline import QueryError
+from hypermem.service import MemoryService
+
+INSTRUCTIONS = (
+    "hypermem is a hypergraph memory of conversations (topics -> episodes -> facts -> dialogue turns). "
+    "Call query_memory to get the evidence turns for a question, each with the path that found it; "
+    "ingest_messages to remember new dialogue; list_topics and person_timeline to browse."
+)
+MCP_PATH = "/mcp"
+
+
+class TenantKeyVerifier:
+    """The SDK's ``TokenVerifier`` for the JSON API's tenant keys: ``client_id`` is the tenant.
+
+    The admin key and unknown or revoked keys are refused (the admin key reads no memory).
+    """
+
+    def __init__(self, service: MemoryService):
+        self.service = service
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """``AccessToken(client_id=tenant)`` for a live tenant key, else None (the SDK answers 401)."""
+        found = await anyio.to_thread.run_sync(auth.principal_for_key, self.service.store, None, token)
+        if found is None or found.admin:
+            return None
+        return AccessToken(token=token, client_id=found.tenant, scopes=[])
+
+
+class HypermemTools:
+    """The tools and resources over one ``MemoryService``; ``tenant_keys`` turns tenant isolation on."""
+
+    def __init__(self, service: MemoryService, *, tenant_keys: bool):
+        self.service = service
+        self.store = service.store
+        self.tenant_keys = tenant_keys
+        self.jobs = IngestJobs(service)
+
+    # --- who may read what ----------------------------------------------------------------------
+    def _tenant(self) -> str | None:
+        """The calling tenant over HTTP; None on stdio (the local user, who reads every memory)."""
+        if not self.tenant_keys:
+            return None
+        token = get_access_token()
+        if token is None:  # the SDK's bearer middleware refuses such requests before they get here
+            raise ToolError("send a tenant API key as 'Authorization: Bearer KEY'")
+        return token.client_id
+
+    def _memory(self, memory_id: str, *, claim: bool = False) -> str:
+        """``memory_id`` once the caller may read it (``claim``: may write it), else ToolError naming the field."""
+        tenant = self._tenant()
+        if tenant is None:
+            known = claim or memory_id in self.store.memory_ids()
+        else:
+            known = auth.tenant_owner(self.store, tenant, memory_id, claim=claim) is not None
+        if not known:
+            raise ToolError(f"memory_id: no memory {memory_id!r}")
+        return memory_id
+
+    def memories(self) -> list[str]:
+        """The memory ids the caller may read."""
+        tenant = self._tenant()
+        if tenant is None:
+            return self.store.memory_ids()
+        return [m["memory_id"] for m in auth.tenant_memories(self.store, tenant)]
+
+    # --- tools ------------------------------------------------------------------------------------
+    def list_memories(self) -> dict[str, list[str]]:
+        """The memories this caller may read: ``{"memories": [memory_id, ...]}``."""
+        return {"memories": self.memories()}
+
+    def ingest_messages(
+        self,
+        memory_id: Annotated[str, Field(description="The memory to write; a new id becomes the caller's memory.")],
+        messages: Annotated[
+            list[dict[str, Any]],
+            Field(description="Messages in dialogue order: {message_id, speaker, text, timestamp (ISO 8601), "
+                              "session_id?, image_caption?}. Idempotent by message_id."),  # fmt: skip
+        ],
+    ) -> dict[str, Any]:
+        """Remember dialogue: ingest messages into a memory (HyperMem topics/episodes/facts, HingeMem
+        Person/Time/Location hyperedges). Returns the ingest report (counts of what was built)."""
+        try:
+            loaded = IngestRequestSchema().load({"messages": messages})["messages"]
+        except ValidationError as exc:
+            raise ToolError(f"messages: {json.dumps(exc.messages)}") from exc
+        batch = [Message(**message) for message in loaded]
+        try:
+            validate(batch, self.service.settings.max_message_chars)
+        except IngestInputError as exc:
+            raise ToolError(f"messages: {exc}") from exc
+        self._memory(memory_id, claim=True)
+        return {"memory_id": memory_id, "messages": len(batch), "report": self.jobs.ingest_now(memory_id, batch)}
+
+    def query_memory(
+        self,
+        memory_id: Annotated[str, Field(description="The memory to search.")],
+        query: Annotated[str, Field(description="The question, in natural language.")],
+        turn_budget: Annotated[int | None, Field(ge=1, le=200, description="Most evidence turns (default 10).")] = None,
+        answer: Annotated[bool, Field(description="Also answer from the evidence when an LLM is configured.")] = True,
+    ) -> dict[str, Any]:
+        """Evidence for a question: dialogue turns (dia_id, speaker, timestamp, text, score), each with its
+        explanation path query -> topic -> hyperedge -> episode -> hyperedge -> fact -> turn (scores,
+        rankers, member weights), the facts, episodes and topics, the stop rule, the context and, with
+        an LLM, the answer. ``query_id`` lets explain_query return it later."""
+        self._memory(memory_id)
+        overrides = {"answer": answer, **({"turn_budget": turn_budget} if turn_budget else {})}
+        try:
+            result = self.service.query(memory_id, query, **overrides)
+        except QueryError as exc:
+            raise ToolError(str(exc)) from exc
+        result = json.loads(to_json({**result, "created_at": auth.utcnow()}))
+        self.store.query(
+            "api/save_query", id=result["query_id"], memory_id=memory_id, query=query,
+            created_at=result["created_at"], result=to_json(result),
+        )  # fmt: skip
+        return result
+
+    def explain_query(self, query_id: Annotated[str, Field(description="The query_id of a past query.")]) -> dict[str, Any]:
+        """A past query's full stored result: analysis, evidence with explanation paths, stop rule, context, answer."""
+        rows = self.store.query("api/get_query", id=query_id)
+        if not rows:
+            raise ToolError(f"query_id: no query {query_id!r}")
+        try:
+            self._memory(rows[0]["memory_id"])
+        except ToolError:
+            raise ToolError(f"query_id: no query {query_id!r}") from None
+        return json.loads(rows[0]["result"])
+
+    def list_topics(
+        self,
+        memory_id: Annotated[str, Field(description="The memory to browse.")],
+        offset: Annotated[int, Field(ge=0, description="Topics to skip.")] = 0,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most topics to return.")] = 20,
+    ) -> dict[str, Any]:
+        """A memory's topics (HyperMem top layer), most episodes first, with episode count and date span."""
+        return {"topics": browse.topics(self.store, self._memory(memory_id), offset=offset, limit=limit)}
+
+    def person_timeline(
+        self,
+        memory_id: Annotated[str, Field(description="The memory to browse.")],
+        person: Annotated[str, Field(min_length=1, max_length=200, description="A person's name (case-insensitive).")],
+        start: Annotated[date | None, Field(description="First day (YYYY-MM-DD), inclusive.")] = None,
+        end: Annotated[date | None, Field(description="Last day (YYYY-MM-DD), inclusive.")] = None,
+    ) -> dict[str, Any]:
+        """A person's episodes and facts in date order (HingeMem Person element), optionally between two days."""
+        items = browse.timeline(self.store, self._memory(memory_id), person, start=start, end=end)
+        return {"person": person, "items": items}
+
+    # --- resources ----------------------------------------------------------------------------------
+    def memories_resource(self) -> str:
+        """JSON list of the memories the caller may read."""
+        return json.dumps(self.list_memories())
+
+    def topics_resource(self, memory_id: str) -> str:
+        """JSON of a memory's first 200 topics."""
+        return json.dumps(self.list_topics(memory_id, limit=200), ensure_ascii=False)
+
+
+def build_server(service: MemoryService, *, http_url: str | None = None) -> tuple[MCPServer, HypermemTools]:
+    """The MCP server over ``service``. ``http_url`` (``http://host:port``) turns on tenant keys
+    for streamable HTTP; without it the server is for stdio. Returns the server and its tools
+    (``tools.jobs.close()`` at shutdown)."""
+    tools = HypermemTools(service, tenant_keys=http_url is not None)
+    options: dict[str, Any] = {}
+    if http_url is not None:
+        options = {
+            "token_verifier": TenantKeyVerifier(service),
+            "auth": AuthSettings(issuer_url=http_url, resource_server_url=f"{http_url}{MCP_PATH}"),
+        }
+    server = MCPServer("hypermem", instructions=INSTRUCTIONS, **options)
+    for tool in (tools.list_memories, tools.ingest_messages, tools.query_memory, tools.explain_query,
+                 tools.list_topics, tools.person_timeline):  # fmt: skip
+        server.tool()(tool)
+    server.resource("hypermem://memories", mime_type="application/json")(tools.memories_resource)
+    server.resource("hypermem://memories/{memory_id}/topics", mime_type="application/json")(tools.topics_resource)
+    return server, tools
+
+
+def run(*, http: bool = False, host: str = "127.0.0.1", port: int = 8765, settings=None) -> None:
+    """Serve until stopped: stdio (default) or streamable HTTP at ``http://host:port/mcp`` with tenant keys.
+
+    Opens the configured store (``HYPERMEM_*`` settings) and closes it on exit. Nothing but MCP
+    messages goes to stdout on stdio; logs go to stderr.
+    """
+    import signal
+    import sys
+
+    from hypermem.config import Settings
+
+    service = MemoryService.open(settings or Settings())
+    server, tools = build_server(service, http_url=f"http://{host}:{port}" if http else None)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # close the store on `kill` too
+    try:
+        if http:
+            server.run("streamable-http", host=host, port=port, streamable_http_path=MCP_PATH)
+        else:
+            server.run("stdio")
+    finally:
+        tools.jobs.close()
+        service.close()

@@ -1,0 +1,179 @@
+"""The MCP server end to end with the ``mcp`` SDK's own client, on the session's embedded FalkorDB.
+
+stdio: ``hypermem mcp`` started as a subprocess on the same store directory (the embedded server
+is shared by every process on one path), reading the test conversation. Streamable HTTP:
+``hypermem mcp --http`` with the JSON API's tenant keys: a request without a key or with an
+unknown one gets 401, a tenant reads only its own memories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from hypermem import browse
+from hypermem.api import auth
+
+HYPERMEM = str(Path(sys.executable).with_name("hypermem"))
+QUESTION = "What is the name of Omar's puppy?"
+TOOLS = {"list_memories", "ingest_messages", "query_memory", "explain_query", "list_topics", "person_timeline"}
+MESSAGES = [
+    {"message_id": "1", "speaker": "Caroline", "text": "I adopted a grey cat called Pixel from the shelter yesterday!",
+     "timestamp": "2023-07-02T18:00:00", "session_id": "s1"},
+    {"message_id": "2", "speaker": "Melanie", "text": "Lovely! I am off to a pottery workshop in Lisbon next week.",
+     "timestamp": "2023-07-02T18:01:00", "session_id": "s1"},
+]  # fmt: skip
+
+
+def server_env(store_dir: Path) -> dict[str, str]:
+    """The environment of a server process on the session's store, no LLM."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HYPERMEM_")}
+    return {**env, "HYPERMEM_STORE": f"falkordb://{store_dir}"}
+
+
+def data(result) -> dict:
+    """A successful tool call's structured result."""
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+def error(result) -> str:
+    assert result.is_error
+    return result.content[0].text
+
+
+async def stdio_session(store_dir: Path, tmp_path: Path, memory_id: str) -> dict:
+    params = StdioServerParameters(command=HYPERMEM, args=["mcp"], env=server_env(store_dir), cwd=str(tmp_path))
+    out: dict = {}
+    async with Client(params, read_timeout_seconds=300) as client:
+        out["tools"] = {tool.name for tool in (await client.list_tools()).tools}
+        out["memories"] = data(await client.call_tool("list_memories", {}))["memories"]
+        out["topics"] = data(await client.call_tool("list_topics", {"memory_id": memory_id}))["topics"]
+        out["timeline"] = data(await client.call_tool("person_timeline", {"memory_id": memory_id, "person": "Nadia"}))
+        out["query"] = data(await client.call_tool("query_memory", {"memory_id": memory_id, "query": QUESTION}))
+        out["explained"] = data(await client.call_tool("explain_query", {"query_id": out["query"]["query_id"]}))
+        out["unknown"] = error(await client.call_tool("list_topics", {"memory_id": "no-such-memory"}))
+        out["bad_ingest"] = error(await client.call_tool(
+            "ingest_messages", {"memory_id": "mcp-stdio", "messages": [{"message_id": "1", "speaker": "A"}]}))  # fmt: skip
+        resource = await client.read_resource(f"hypermem://memories/{memory_id}/topics")
+        out["resource_topics"] = json.loads(resource.contents[0].text)["topics"]
+        templates = await client.list_resource_templates()
+        out["templates"] = {t.uri_template for t in templates.resource_templates}
+    return out
+
+
+def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, hm_store_dir, tmp_path):
+    memory = hm_ingested.memory_id
+    out = anyio.run(stdio_session, hm_store_dir, tmp_path, memory)
+    assert out["tools"] == TOOLS
+    assert memory in out["memories"]
+    assert out["topics"] == browse.topics(hm_service.store, memory, limit=20)
+    assert out["resource_topics"] == out["topics"]
+    assert "hypermem://memories/{memory_id}/topics" in out["templates"]
+    assert out["timeline"]["items"] == browse.timeline(hm_service.store, memory, "Nadia")
+
+    result = out["query"]
+    turns = {t["dia_id"]: t for t in result["turns"]}
+    assert "Biscuit" in turns["D1:4"]["text"]
+    levels = [step["level"] for step in turns["D1:4"]["path"]]
+    assert levels == ["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "turn"]
+    assert result["stop"]["rule"] and result["stop"]["cut_at"] <= result["stop"]["considered"]
+    assert result["answer"] is None  # no LLM configured
+    assert out["explained"]["turns"] == result["turns"] and out["explained"]["query"] == QUESTION
+
+    assert out["unknown"].endswith("memory_id: no memory 'no-such-memory'")
+    assert "messages" in out["bad_ingest"] and "timestamp" in out["bad_ingest"]
+    assert "mcp-stdio" not in hm_service.store.memory_ids()  # refused input stored nothing
+
+
+# --- streamable HTTP with tenant keys ---------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def http_server(hm_service, hm_store_dir, tmp_path_factory):
+    """``hypermem mcp --http`` on a free loopback port; yields its URL once it accepts connections."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("mcp-http") / "server.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [HYPERMEM, "mcp", "--http", "--port", str(port)], env=server_env(hm_store_dir),
+            cwd=log.parent, stdout=sink, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300  # model loading on a busy machine; not a timing assertion
+        while True:
+            assert process.poll() is None, log.read_text()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.5)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def tenant_keys(hm_service) -> dict[str, str]:
+    return {name: auth.create_key(hm_service.store, f"mcp-{name}")["key"] for name in ("acme", "globex")}
+
+
+async def http_session(url: str, key: str | None, calls: list[tuple[str, dict]]) -> list:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=300) as http:
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+
+def test_http_refuses_requests_without_a_valid_tenant_key(http_server, tenant_keys):
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}  # fmt: skip
+    for headers in ({}, {"Authorization": "Bearer hmk_0000000000000000_forged"}, {"Authorization": "Bearer not-a-key"}):
+        response = httpx2.post(http_server, json=initialize, headers={"Accept": "application/json, text/event-stream", **headers})
+        assert response.status_code == 401, (headers, response.text)
+        assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    with pytest.raises(Exception):  # the SDK client cannot even connect without a key
+        anyio.run(http_session, http_server, None, [("list_memories", {})])
+
+
+def test_http_tenant_ingests_queries_and_sees_only_its_memories(http_server, tenant_keys, hm_service, hm_ingested):
+    memory = "mcp-http-chat"
+    ingest, listed, query, foreign = anyio.run(http_session, http_server, tenant_keys["acme"], [
+        ("ingest_messages", {"memory_id": memory, "messages": MESSAGES}),
+        ("list_memories", {}),
+        ("query_memory", {"memory_id": memory, "query": "What is the name of Caroline's cat?", "turn_budget": 3}),
+        ("list_topics", {"memory_id": hm_ingested.memory_id}),  # exists, but acme does not own it
+    ])  # fmt: skip
+    report = data(ingest)["report"]
+    assert report["turns"] == 2 and report["episodes"] == 1
+    assert data(listed)["memories"] == [memory]
+    turns = data(query)["turns"]
+    assert turns[0]["dia_id"] == "1" and "Pixel" in turns[0]["text"]
+    assert error(foreign).endswith(f"memory_id: no memory {hm_ingested.memory_id!r}")
+    assert auth.owner_of(hm_service.store, memory)["tenant"] == "mcp-acme"
+
+    query_id = data(query)["query_id"]
+    listed, topics, explained = anyio.run(http_session, http_server, tenant_keys["globex"], [
+        ("list_memories", {}), ("list_topics", {"memory_id": memory}), ("explain_query", {"query_id": query_id}),
+    ])  # fmt: skip
+    assert data(listed)["memories"] == []
+    assert error(topics).endswith(f"memory_id: no memory {memory!r}")
+    assert error(explained).endswith(f"query_id: no query {query_id!r}")
