@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 ElementKind = Literal["Person", "Time", "Location"]
+# "fact": a statement of a turn (or of several); "passage": a token-bounded slice of a long turn.
+FactKind = Literal["fact", "passage"]
 LABELS = (
     "Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge",
     "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey",
@@ -72,7 +74,11 @@ class Element:
 
 @dataclass
 class Fact:
-    """An atomic fact (HyperMem §3.1): ``content``, ``potential`` questions, ``keywords``, source turns."""
+    """An atomic fact (HyperMem §3.1): ``content``, ``potential`` questions, ``keywords``, source turns.
+
+    ``kind`` "passage" marks one slice of a long turn (``hypermem.ingest.passages``): same place in the
+    hypergraph (a member of its episode's hyperedge, ``FROM_TURN`` its turn), content = the slice.
+    """
 
     memory_id: str
     id: str
@@ -82,6 +88,7 @@ class Fact:
     keywords: list[str]
     date: str
     turn_ids: list[str]
+    kind: FactKind = "fact"
     embedding: list[float] | None = None
     embedding_raw: list[float] | None = None
 

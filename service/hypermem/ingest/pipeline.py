@@ -28,6 +28,7 @@ from hypermem.ingest.episodes import centroid, describe, episode_search_text
 from hypermem.ingest.facts import FactDraft, LLMFactExtractor, TurnFactExtractor
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.locomo import Message
+from hypermem.ingest.passages import PassageSplitter
 from hypermem.ingest.propagation import propagate
 from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter
 from hypermem.ingest.segments import Segment, SegmentMerger
@@ -95,14 +96,15 @@ class Ingestor:
         self.llm = llm
         self.keywords = KeywordExtractor()
         self.elements = ElementExtractor(settings.spacy_model)
+        turn_facts = TurnFactExtractor(self.keywords, PassageSplitter(embedder.count_tokens))
         if llm is None:
             log.info("no LLM configured: ingest runs the no-LLM path (embeddings, NER, dateparser, YAKE)")
             self.segmenter = DriftSegmenter()
-            self.fact_extractor = TurnFactExtractor(self.keywords)
+            self.fact_extractor = turn_facts
             self.topic_assigner = TopicAssigner(settings.topic_join_similarity)
         else:
             self.segmenter = LLMSegmenter(llm)
-            self.fact_extractor = LLMFactExtractor(llm, TurnFactExtractor(self.keywords))
+            self.fact_extractor = LLMFactExtractor(llm, turn_facts)
             self.topic_assigner = LLMTopicAssigner(llm, settings.topic_join_similarity)
 
     # --- entry point -------------------------------------------------------------------
@@ -162,7 +164,8 @@ class Ingestor:
     # --- stage 3: elements ---------------------------------------------------------------
     def _extract_elements(self, sessions: list[_Session]) -> None:
         turns = [t for s in sessions for t in s.turns]
-        found = self.elements.extract([t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns])
+        speakers = frozenset(t.speaker for t in turns)
+        found = self.elements.extract([t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns], speakers)
         offset = 0
         for session in sessions:
             session.elements = found[offset : offset + len(session.turns)]
@@ -231,6 +234,7 @@ class Ingestor:
                     keywords=draft.keywords,
                     date=draft.date,
                     turn_ids=draft.turn_ids,
+                    kind=draft.kind,
                 )
                 session.facts.append(fact)
                 session.fact_drafts.append(draft)
@@ -315,7 +319,7 @@ class Ingestor:
     @staticmethod
     def _fact_row(fact: Fact) -> dict:
         row = as_row(fact)
-        row["text"] = " ".join([fact.content, *fact.potential, *fact.keywords])
+        row["text"] = " ".join([fact.content, *fact.keywords])  # potential questions stay out of the fact's words
         return row
 
     def _episode_hyperedges(self, memory_id: str, sessions: list[_Session]) -> list[dict]:
