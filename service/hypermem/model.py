@@ -78,6 +78,8 @@ class Fact:
 
     ``kind`` "passage" marks one slice of a long turn (``hypermem.ingest.passages``): same place in the
     hypergraph (a member of its episode's hyperedge, ``FROM_TURN`` its turn), content = the slice.
+    ``speaker`` and ``family`` (a predicate family such as "residence") feed supersession
+    (``hypermem.ingest.supersession``).
     """
 
     memory_id: str
@@ -89,6 +91,8 @@ class Fact:
     date: str
     turn_ids: list[str]
     kind: FactKind = "fact"
+    speaker: str | None = None
+    family: str | None = None
     embedding: list[float] | None = None
     embedding_raw: list[float] | None = None
 

@@ -27,7 +27,7 @@ from hypermem.ingest.passages import prose_of
 
 log = logging.getLogger(__name__)
 
-NER_CHUNK_CHARS = 50_000  # spaCy reads long prose in pieces (its max_length is 1,000,000 characters)
+NER_CHUNK_CHARS = 10_000  # spaCy reads long prose in pieces (its max_length is 1,000,000 characters)
 _GREETING = re.compile(
     r"^(hey|hi|hiya|hello|yo|dear|thanks|thank you|thx|bye|goodbye|congrats|congratulations|welcome|oh|ok|okay"
     r"|wow|haha|good (morning|night|evening|afternoon)|morning|sorry|love you|miss you)\b[\s,!.]*",
@@ -35,8 +35,9 @@ _GREETING = re.compile(
 )
 _PET = r"(dog|dogs|doggo|cat|cats|puppy|puppies|pup|kitten|kitty|pet|pets|hamster|parrot|bird|bunny|rabbit|horse|pony|turtle|tortoise|fish|guinea pig|gecko|snake|ferret)"
 _PET_BEFORE = re.compile(rf"\b{_PET}\b[\s,]*((is |was )?(named|called)\s*)?$", re.I)
-_NAMED_BEFORE = re.compile(r"\b((his|her|its|their) name('s| is| was)|named|called)\s*$", re.I)
+_NAMED_BEFORE = re.compile(r"\b(name('s| is| was)|named|called)\s*$", re.I)
 _PET_WORD = re.compile(rf"\b{_PET}\b", re.I)
+_IN_BEFORE = re.compile(r"\b(in|within)\s+$", re.I)
 _JOINS = re.compile(r"\s*(at|on|,|around|by|from)?\s*", re.I)  # between a DATE and a TIME span of one moment
 _MOVED_TO = re.compile(
     r"\b(?:moved|moving|move|moves|relocated|relocating|relocate)\s+(?:back\s+)?to\s+(?:the\s+)?"
@@ -142,6 +143,8 @@ class ElementExtractor:
                     (found.persons if name.lower() in speakers else found.locations).append(speakers.get(name.lower(), name))
             elif ent.label_ in ("DATE", "TIME"):
                 start, end = ent.start_char, ent.end_char
+                if lead := _IN_BEFORE.search(text, max(0, start - 8), start):
+                    start = lead.start()  # NER leaves "in" out of "in two weeks": a point, not a duration
                 after = ents[n + 1] if n + 1 < len(ents) else None
                 if after is not None and {ent.label_, after.label_} == {"DATE", "TIME"} and _JOINS.fullmatch(text[end : after.start_char]):
                     end, skip = after.end_char, n + 1  # "Saturday at 3pm": one moment

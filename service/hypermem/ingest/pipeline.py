@@ -32,6 +32,7 @@ from hypermem.ingest.passages import PassageSplitter
 from hypermem.ingest.propagation import propagate
 from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter
 from hypermem.ingest.segments import Segment, SegmentMerger
+from hypermem.ingest.supersession import statement_family
 from hypermem.ingest.topics import LLMTopicAssigner, TopicAssigner, TopicState
 from hypermem.ingest.turns import IngestInputError, TurnDraft, session_hash, to_drafts, validate
 from hypermem.model import MEMORY_ID_PATTERN, Element, Episode, Fact, Turn, as_row, node_id
@@ -218,6 +219,7 @@ class Ingestor:
     # --- stage 4: facts ------------------------------------------------------------------
     def _build_facts(self, memory_id: str, session: _Session) -> None:
         position = {t.id: i for i, t in enumerate(session.turns)}
+        by_id = {t.id: t for t in session.turns}
         for episode in session.episodes:
             idx = [position[tid] for tid in episode.turn_ids]
             turns = [session.turns[i] for i in idx]
@@ -225,6 +227,8 @@ class Ingestor:
             drafts: list[FactDraft] = self.fact_extractor.extract(turns, [session.elements[i] for i in idx], previous)
             for n, draft in enumerate(drafts):
                 dia = draft.turn_ids[0].rsplit("/", 1)[-1]
+                source = by_id.get(draft.turn_ids[0])
+                statement = source.text if draft.embed_text is None and source else draft.content
                 fact = Fact(
                     memory_id=memory_id,
                     id=node_id(memory_id, "fact", f"{dia}#{n}"),
@@ -235,6 +239,8 @@ class Ingestor:
                     date=draft.date,
                     turn_ids=draft.turn_ids,
                     kind=draft.kind,
+                    speaker=source.speaker if source else None,
+                    family=statement_family(statement) if draft.kind == "fact" else None,
                 )
                 session.facts.append(fact)
                 session.fact_drafts.append(draft)
@@ -287,6 +293,8 @@ class Ingestor:
 
         store.write("write/episodes", [self._episode_row(e, s) for s in sessions for e in s.episodes])
         store.write("write/facts", [self._fact_row(f) for f in facts])
+        store.query("maintain/clear_supersession", memory_id=memory_id)
+        store.query("maintain/supersession", memory_id=memory_id)
         segment_edges = self._segment_hyperedges(memory_id, sessions)
         store.write("write/hyperedges", [edge["row"] for edge in episode_edges] + segment_edges)
         store.write("write/topics", topics)

@@ -39,6 +39,7 @@ from hypermem.retrieve.analysis import LLMQueryAnalyzer, QueryAnalysis, RuleQuer
 from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.context import build_context
 from hypermem.retrieve.fusion import Fused, rrf
+from hypermem.retrieve.recency import apply_recency
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.stopping import StopDecision, cut
 from hypermem.store import GraphStore
@@ -119,6 +120,7 @@ class Retriever:
         facts = self._fact_level(memory_id, text, vector, cfg, episodes)
         lap("facts")
         facts, rerank_info = self.reranker.rerank(text, facts)
+        facts = apply_recency(self.store, memory_id, text, facts)
         lap("rerank")
         stop = self._stop(facts, analysis, cfg)
         facts = facts[: stop.cut_at]
