@@ -195,6 +195,13 @@ class PageArgsSchema(RequestSchema):
     limit = fields.Integer(load_default=50, validate=validate.Range(1, 500))
 
 
+class EpisodeListArgsSchema(PageArgsSchema):
+    order = fields.String(
+        load_default="recent", validate=validate.OneOf(["recent", "oldest"]),
+        metadata={"description": "recent: latest end first; oldest: earliest start first."},
+    )
+
+
 class TopicSummarySchema(Schema):
     id = fields.String(required=True)
     title = fields.String(allow_none=True)
@@ -220,6 +227,14 @@ class EpisodeSummarySchema(Schema):
     hyperedge_id = fields.String(allow_none=True)
 
 
+class EpisodeListItemSchema(EpisodeSummarySchema):
+    facts = fields.Integer(metadata={"description": "Facts in the episode's hyperedge."})
+
+
+class EpisodeListSchema(Schema):
+    episodes = fields.List(fields.Nested(EpisodeListItemSchema), required=True)
+
+
 class TopicDetailSchema(Schema):
     id = fields.String(required=True)
     title = fields.String(allow_none=True)
@@ -229,7 +244,9 @@ class TopicDetailSchema(Schema):
 
 class FactSchema(Schema):
     id = fields.String(required=True)
+    kind = fields.String(allow_none=True, metadata={"description": "fact | passage (a slice of a long turn)"})
     content = fields.String(allow_none=True)
+    superseded_by = fields.String(allow_none=True, metadata={"description": "The later fact that replaced this one."})
     date = fields.String(allow_none=True)
     potential = fields.List(fields.String())
     keywords = fields.List(fields.String())
