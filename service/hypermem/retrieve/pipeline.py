@@ -292,7 +292,10 @@ class Retriever:
                 if replies and source["reply"] is not None:
                     candidates.append((source["reply"], source["dia_id"]))
                 for turn, replying_to in candidates:
+                    passage = fact["kind"] == "passage" and replying_to is None
                     if turn["dia_id"] in turns:
+                        if passage:  # the best passage of a long turn already brought as a reply
+                            turns[turn["dia_id"]].setdefault("snippet", fact["content"])
                         continue
                     if len(turns) == budget:
                         return list(turns.values())
@@ -301,7 +304,7 @@ class Retriever:
                         "text": turn["text"], "score": fact["score"],
                         "path": [*fact["path"], _step("turn", turn["id"], dia_id=turn["dia_id"], reply_to=replying_to)],
                     }  # fmt: skip
-                    if fact["kind"] == "passage" and replying_to is None:
+                    if passage:
                         turns[turn["dia_id"]]["snippet"] = fact["content"]  # the matching passage of a long turn
         return list(turns.values())
 
