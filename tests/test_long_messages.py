@@ -9,7 +9,6 @@ from datetime import datetime
 import pytest
 
 from hypermem.ingest.elements import ElementExtractor
-from hypermem.ingest.locomo import Message
 from hypermem.ingest.passages import PassageSplitter, blocks, looks_like_code, prose_of
 from long_messages import TAIL, coding_chat, long_answer
 
@@ -125,8 +124,3 @@ def test_a_350k_character_answer_ingests(hm_service):
     assert any("certbot" in f["content"] for f in result["facts"])
     assert len(result["context"]) < 12_000
 
-
-def test_ingest_accepts_a_message_up_to_the_configured_limit(hm_service):
-    text = "The long note. " * 20_000  # 300k characters of prose
-    report = hm_service.ingest_messages("long-prose", [Message("P1", "Ana", text, datetime(2024, 6, 3, 9), "P")])
-    assert report.turns == 1 and report.facts > 100

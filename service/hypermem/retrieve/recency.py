@@ -4,8 +4,8 @@
   Lisbon"; see ``hypermem.ingest.supersession``) is marked ``superseded_by`` with a ``superseded``
   step in its explanation path. When the query asks about the present ("now", "currently", "still")
   or names the fact's predicate family ("where does Ana live"), the latest statement of the chain
-  takes the superseded fact's place, fetched if retrieval had not reached it, and the superseded
-  fact follows it.
+  ranks just above the superseded fact (fetched if retrieval had not reached it), and first of all
+  when the question does both ("where does Ana live now").
 - Recency: "what did Ana do most recently / lately / last" adds one more RRF ranker that orders the
   candidate facts newest first (by when they were said, then by the date they name), with a small RRF
   constant so that recent episodes come first among the relevant ones.
@@ -60,23 +60,26 @@ def _supersede(store: GraphStore, memory_id: str, query: str, facts: list[dict])
         return facts
     present = bool(_PRESENT.search(query) or _RECENT.search(query))
     by_id = {f["id"]: f for f in facts}
-    promote: dict[str, dict] = {}  # superseded fact id -> its chain's latest fact
+    top = max(f["score"] for f in facts)
+    promote: dict[str, tuple[str, bool]] = {}  # superseded fact id -> (its chain's latest fact, to the top?)
     for row in {r["id"]: r for r in rows}.values():
         fact = by_id[row["id"]]
         fact["superseded_by"] = row["superseded_by"]
         fact["path"].append({"level": "superseded", "id": row["id"], "by": row["superseded_by"], "latest": row["head"]})
         family = QUERY_FAMILIES.get(row["family"])
-        if row["head"] and (present or (family is not None and family.search(query))):
-            promote.setdefault(row["id"], {"id": row["head"]})
-    missing = sorted({p["id"] for p in promote.values()} - set(by_id))
+        named = family is not None and bool(family.search(query))
+        if row["head"] and (present or named):
+            promote.setdefault(row["id"], (row["head"], present and named))
+    missing = sorted({head for head, _ in promote.values()} - set(by_id))
     if missing:
         for fact in _fetch(store, memory_id, missing):
             by_id[fact["id"]] = fact
-    for old_id, head in promote.items():
-        old, new = by_id[old_id], by_id.get(head["id"])
-        if new is None or new["score"] > old["score"]:
+    for old_id, (head, to_top) in promote.items():
+        old, new = by_id[old_id], by_id.get(head)
+        floor = top if to_top else old["score"]
+        if new is None or new["score"] > floor:
             continue
-        new["score"] = round(old["score"] + PROMOTION_MARGIN, 6)
+        new["score"] = round(floor + PROMOTION_MARGIN, 6)
         new["cosine"] = max(new["cosine"], old["cosine"])
         new["path"].append({"level": "supersedes", "id": new["id"], "replaces": old_id, "score": new["score"]})
     return sorted(by_id.values(), key=lambda f: f["score"], reverse=True)
