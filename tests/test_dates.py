@@ -95,3 +95,14 @@ def test_pattern_path_leans_to_the_future_in_a_plan():
     base = datetime(2024, 6, 2, 10)
     assert [m.value for m in find_dates("What will we do this weekend?", base, DateResolver())] == ["2024-06-08"]
     assert [m.value for m in find_dates("What did we do last weekend?", base, DateResolver())] == ["2024-06-01"]
+
+
+def test_the_bundled_sample_plans_the_garden_for_the_coming_saturday(extractor):
+    from importlib import resources
+
+    from hypermem.ingest.locomo import load_locomo
+
+    (sample,) = load_locomo(str(resources.files("hypermem.samples").joinpath("sample-conversation.json")))
+    turn = next(m for m in sample.messages if m.message_id == "D3:8")
+    assert turn.timestamp.date().isoformat() == "2024-06-02"  # a Sunday
+    assert [t.value for t in extractor.extract([turn.text], [turn.timestamp])[0].times] == ["2024-06-08"]

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from conftest import make_testconv_record
-from hypermem.ingest.elements import DateResolver, TurnElements
+from hypermem.dates import DateResolver
+from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.locomo import Message, conversation_from_record
 from hypermem.ingest.propagation import hyperedge_embedding, propagate
 from hypermem.ingest.segment import DriftSegmenter
