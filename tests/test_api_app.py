@@ -366,6 +366,14 @@ def test_settings_limit_on_message_length_names_the_field(client, acme):
     assert response.get_json()["errors"]["json"] == {"messages[0].text": ["501 characters; the limit is 500"]}
 
 
+def test_the_message_schema_leaves_length_to_the_settings_and_the_body_limit():
+    from hypermem.api.schemas import MessageSchema
+
+    loaded = MessageSchema().load({**message(1, "z" * 1_500_000)})
+    assert len(loaded["text"]) == 1_500_000  # a 350k (or 1.5M) character answer is not refused by the schema
+    assert Settings().max_message_chars >= Settings().max_request_bytes
+
+
 def test_malformed_json_and_oversized_bodies(client, acme):
     url = f"/v1/memories/{MEMORY}/query"
     broken = client.post(url, headers=acme, data="{not json", content_type="application/json")

@@ -69,6 +69,7 @@ def test_pet_names(text, name, pet):
 def test_moved_to_places():
     assert moved_to_places("We moved to the Netherlands, then relocated to San Diego.") == ["Netherlands", "San Diego"]
     assert moved_to_places("I moved to tears by the film.") == []
+    assert moved_to_places("Moved to Berlin! The call moved to Monday.") == ["Berlin"]
 
 
 def test_potential_questions_stay_out_of_the_fact_words():

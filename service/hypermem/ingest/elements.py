@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
-from hypermem.dates import DateResolver, TimeMention, find_dates, is_future, sentence_around
+from hypermem.dates import MONTHS, WEEKDAYS, DateResolver, TimeMention, find_dates, is_future, sentence_around
 from hypermem.ingest.passages import prose_of
 
 log = logging.getLogger(__name__)
@@ -37,10 +37,11 @@ _PET = r"(dog|dogs|doggo|cat|cats|puppy|puppies|pup|kitten|kitty|pet|pets|hamste
 _PET_BEFORE = re.compile(rf"\b{_PET}\b[\s,]*((is |was )?(named|called)\s*)?$", re.I)
 _NAMED_BEFORE = re.compile(r"\b(name('s| is| was)|named|called)\s*$", re.I)
 _PET_WORD = re.compile(rf"\b{_PET}\b", re.I)
+_CALENDAR_WORDS = frozenset(MONTHS + WEEKDAYS)  # "the meeting moved to Monday" names no place
 _IN_BEFORE = re.compile(r"\b(in|within)\s+$", re.I)
 _JOINS = re.compile(r"\s*(at|on|,|around|by|from)?\s*", re.I)  # between a DATE and a TIME span of one moment
 _MOVED_TO = re.compile(
-    r"\b(?:moved|moving|move|moves|relocated|relocating|relocate)\s+(?:back\s+)?to\s+(?:the\s+)?"
+    r"\b(?i:moved|moving|move|moves|relocated|relocating|relocate)\s+(?i:back\s+)?(?i:to)\s+(?i:the\s+)?"
     r"((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+){0,2})"
 )
 
@@ -73,7 +74,7 @@ def is_pet_name(text: str, start: int, end: int) -> bool:
 
 def moved_to_places(text: str) -> list[str]:
     """Capitalised places after "moved to …" ("I moved to New York last year" -> ["New York"])."""
-    return [m.group(1) for m in _MOVED_TO.finditer(text)]
+    return [m.group(1) for m in _MOVED_TO.finditer(text) if m.group(1).lower() not in _CALENDAR_WORDS]
 
 
 def _chunks(text: str, size: int = NER_CHUNK_CHARS) -> list[str]:
