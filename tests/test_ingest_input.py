@@ -40,7 +40,7 @@ def badin(hm_service):
         (Message("N2", "Omar", "  \n ", WHEN, "new"), "messages[1].text"),
         (Message("N2", "Omar", "broken \ud800 surrogate", WHEN, "new"), "messages[1].text"),
         (Message("N2", "Omar", "a NUL \x00 byte", WHEN, "new"), "messages[1].text"),
-        (Message("N2", "Omar", "x" * 1_000_000, WHEN, "new"), "messages[1].text"),
+        (Message("N2", "Omar", "x" * 2_000_001, WHEN, "new"), "messages[1].text"),  # over max_message_chars
         (Message("N2", "Omar", "Some words here.", "yesterday", "new"), "messages[1].timestamp"),
         (Message("", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
         (Message("a/b", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),

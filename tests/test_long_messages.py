@@ -4,6 +4,7 @@ Real embedded FalkorDB and real embeddings; speed is printed by ``bench/bench_lo
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 import pytest
@@ -98,6 +99,13 @@ def test_the_tail_of_a_long_answer_is_found(hm_service, long30k):
     assert "certbot" in turn["snippet"] and len(turn["snippet"]) < 2_000
     assert len(turn["text"]) == len(long30k[3].text)  # the turn keeps its whole text
     assert "certbot" in result["context"] and len(result["context"]) < 12_000
+
+
+def test_code_identifiers_stay_searchable(hm_service, long30k):
+    name = re.search(r"def (handle_\w+)\(", long30k[3].text).group(1)
+    result = hm_service.query("long-30k", f"Where is {name} defined?")
+    hits = [f for f in result["facts"] if f["kind"] == "passage" and f"def {name}(" in f["content"]]
+    assert hits and hits[0]["source_dia_ids"] == ["C1:4"] and "python" in hits[0]["content"].split(":", 1)[0]
 
 
 def test_a_long_turn_is_stored_whole_with_passages(hm_service, long30k):
