@@ -22,7 +22,8 @@ import numpy as np
 import pytest
 
 from hypermem.config import Settings
-from hypermem.ingest.locomo import Conversation, conversation_from_record, load_locomo
+from hypermem.ingest.locomo import conversation_from_record, load_locomo
+from hypermem.model import Conversation
 from hypermem.service import MemoryService
 
 LOCOMO = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"

@@ -277,6 +277,7 @@ def _memory_endpoints(query_id: str, job_id: str) -> list[tuple[str, str, dict |
         ("GET", f"/v1/jobs/{job_id}", None),
         ("GET", f"/v1/memories/{m}/topics", None),
         ("GET", f"/v1/memories/{m}/topics/{m}/topic/family", None),
+        ("GET", f"/v1/memories/{m}/episodes?order=recent", None),
         ("GET", f"/v1/memories/{m}/episodes/{m}/episode/s1-0", None),
         ("GET", f"/v1/memories/{m}/people", None),
         ("GET", f"/v1/memories/{m}/people/Caroline/timeline", None),
@@ -365,6 +366,14 @@ def test_settings_limit_on_message_length_names_the_field(client, acme):
     assert response.get_json()["errors"]["json"] == {"messages[0].text": ["501 characters; the limit is 500"]}
 
 
+def test_the_message_schema_leaves_length_to_the_settings_and_the_body_limit():
+    from hypermem.api.schemas import MessageSchema
+
+    loaded = MessageSchema().load({**message(1, "z" * 1_500_000)})
+    assert len(loaded["text"]) == 1_500_000  # a 350k (or 1.5M) character answer is not refused by the schema
+    assert Settings().max_message_chars >= Settings().max_request_bytes
+
+
 def test_malformed_json_and_oversized_bodies(client, acme):
     url = f"/v1/memories/{MEMORY}/query"
     broken = client.post(url, headers=acme, data="{not json", content_type="application/json")
@@ -429,3 +438,18 @@ def test_large_batch_runs_as_a_background_job(app, client, acme):
     assert job["status"] == "done", job
     assert job["report"]["turns"] == 5
     assert datetime.fromisoformat(job["updated_at"]) >= datetime.fromisoformat(job["created_at"])
+
+
+def test_recent_episodes_view(client, keys):
+    auth = bearer(keys["acme"])
+    recent = client.get(f"/v1/memories/{MEMORY}/episodes?order=recent&limit=5", headers=auth)
+    assert recent.status_code == 200, recent.get_json()
+    items = recent.get_json()["episodes"]
+    assert [(e["id"], e["facts"]) for e in items] == [(node_id(MEMORY, "episode", "s2-0"), 2), (node_id(MEMORY, "episode", "s1-0"), 3)]
+    oldest = client.get(f"/v1/memories/{MEMORY}/episodes?order=oldest&limit=1", headers=auth).get_json()["episodes"]
+    assert [e["id"] for e in oldest] == [node_id(MEMORY, "episode", "s1-0")]
+    default = client.get(f"/v1/memories/{MEMORY}/episodes", headers=auth).get_json()["episodes"]
+    assert [e["id"] for e in default] == [e["id"] for e in items]
+    bad = client.get(f"/v1/memories/{MEMORY}/episodes?order=sideways", headers=auth)
+    assert bad.status_code == 422 and "order" in json.dumps(bad.get_json())
+    assert client.get(f"/v1/memories/{MEMORY}/episodes", headers=bearer(keys["globex"])).status_code == 404

@@ -8,7 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
-from falkordb import Node, Path as GraphPath
+from falkordb import Node
+from falkordb import Path as GraphPath
 
 from hypermem.store import queries
 from hypermem.store.falkordb import FalkorDBStore

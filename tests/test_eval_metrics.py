@@ -12,7 +12,8 @@ from hypermem.eval.dataset import DatasetReport, load_questions, parse_evidence,
 from hypermem.eval.metrics import Outcome, bleu1, normalize_answer, percentile, stats, summarise, token_f1
 from hypermem.eval.report import markdown, write_report
 from hypermem.eval.systems import ConversationTurns, FullContext, returned_turns
-from hypermem.ingest.locomo import Conversation, LocomoFormatError, Message
+from hypermem.ingest.locomo import LocomoFormatError
+from hypermem.model import Conversation, Message
 
 TURNS = {"D1:1", "D1:2", "D1:3", "D2:1", "D8:6", "D9:17", "D11:26"}
 

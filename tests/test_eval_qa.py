@@ -29,8 +29,9 @@ CONTEXTS = ["[08 May 2023] Ana: I made a blue bowl for my mom."] * 2
 
 
 def test_run_qa_scores_categories_1_to_4_and_caches_each_judge_run(tmp_path):
-    from hypermem.llm.client import LLMClient
     from support.local_llm import local_server
+
+    from hypermem.llm.client import LLMClient
 
     with local_server(n_ctx=2048) as url:
         options = dict(base_url=url, model="smollm2", cache_dir=tmp_path, timeout_s=300, max_tokens=32, max_attempts=2)

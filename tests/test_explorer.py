@@ -18,9 +18,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from conftest import LOCOMO
 from werkzeug.serving import make_server
 
-from conftest import LOCOMO
 from hypermem import browse
 from hypermem.api import auth, create_app
 from hypermem.ingest.locomo import load_locomo

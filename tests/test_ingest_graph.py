@@ -12,10 +12,9 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from conftest import TESTCONV_SESSIONS, expected_propagation, topic_similarity
 
 from hypermem.ingest.pipeline import TOPIC_CENTER_PRIOR
-
-from conftest import TESTCONV_SESSIONS, expected_propagation, topic_similarity
 
 ALL_DIA_IDS = [t["dia_id"] for _, turns in TESTCONV_SESSIONS for t in turns]
 PHATIC = {"D2:12"}  # "Haha yes, thanks!": no fact

@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 
 import numpy as np
-
 from conftest import make_testconv_record, topic_similarity
-from hypermem.ingest.locomo import Message, conversation_from_record
+
+from hypermem.ingest.locomo import conversation_from_record
 from hypermem.ingest.pipeline import TOPIC_CENTER_PRIOR
+from hypermem.model import Message
 
 
 def _ingest_copy(svc, memory_id: str):

@@ -11,10 +11,11 @@ import json
 from datetime import datetime
 
 import pytest
-
 from conftest import make_testconv_record
-from hypermem.ingest.locomo import LocomoFormatError, Message, conversation_from_record, load_locomo
+
+from hypermem.ingest.locomo import LocomoFormatError, conversation_from_record, load_locomo
 from hypermem.ingest.turns import IngestInputError
+from hypermem.model import Message
 
 WHEN = datetime(2023, 9, 1, 12, 0)
 MEMORY = "badin"
@@ -40,7 +41,7 @@ def badin(hm_service):
         (Message("N2", "Omar", "  \n ", WHEN, "new"), "messages[1].text"),
         (Message("N2", "Omar", "broken \ud800 surrogate", WHEN, "new"), "messages[1].text"),
         (Message("N2", "Omar", "a NUL \x00 byte", WHEN, "new"), "messages[1].text"),
-        (Message("N2", "Omar", "x" * 1_000_000, WHEN, "new"), "messages[1].text"),
+        (Message("N2", "Omar", "x" * 2_000_001, WHEN, "new"), "messages[1].text"),  # over max_message_chars
         (Message("N2", "Omar", "Some words here.", "yesterday", "new"), "messages[1].timestamp"),
         (Message("", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
         (Message("a/b", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
@@ -58,9 +59,9 @@ def test_bad_message_names_the_field_and_writes_nothing(badin, bad, field):
     assert not badin.store.run_cypher("MATCH (t:Turn {dia_id: 'N1'}) WHERE t.memory_id = $m RETURN t.id", {"m": MEMORY})
 
 
-def test_one_megabyte_message_names_the_limit(badin):
-    with pytest.raises(IngestInputError, match=r"1000000 characters; the limit is 20000"):
-        badin.ingest_messages(MEMORY, [Message("N9", "Omar", "y" * 1_000_000, WHEN, "new")])
+def test_a_message_over_the_limit_names_the_limit(badin):
+    with pytest.raises(IngestInputError, match=r"2000001 characters; the limit is 2000000"):
+        badin.ingest_messages(MEMORY, [Message("N9", "Omar", "y" * 2_000_001, WHEN, "new")])
 
 
 @pytest.mark.parametrize("memory_id", ["", "a/b", "x" * 129, "-starts-with-dash", "space inside", None])

@@ -11,7 +11,6 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
-
 from conftest import LOCOMO, expected_propagation
 
 pytestmark = pytest.mark.locomo

@@ -11,13 +11,15 @@ from datetime import datetime
 
 import numpy as np
 import pytest
-
 from conftest import make_testconv_record
-from hypermem.ingest.elements import DateResolver, TurnElements
-from hypermem.ingest.locomo import Message, conversation_from_record
+
+from hypermem.dates import DateResolver
+from hypermem.ingest.elements import TurnElements
+from hypermem.ingest.locomo import conversation_from_record
 from hypermem.ingest.propagation import hyperedge_embedding, propagate
 from hypermem.ingest.segment import DriftSegmenter
 from hypermem.ingest.segments import Segment, SegmentMerger, jaccard
+from hypermem.model import Message
 
 
 # --- SegmentMerger ----------------------------------------------------------------------------------------

@@ -11,10 +11,10 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from support.local_llm import local_server, smollm2_gguf_path
 
 from hypermem.llm import prompts
 from hypermem.llm.client import LLMClient
-from support.local_llm import local_server, smollm2_gguf_path
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("xllamacpp") is None or smollm2_gguf_path() is None,

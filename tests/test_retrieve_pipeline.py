@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-
 from conftest import make_testconv_record
+
 from hypermem.ingest.locomo import conversation_from_record
 from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.pipeline import QueryError

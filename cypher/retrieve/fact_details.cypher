@@ -9,6 +9,6 @@ WITH f, t,
      CASE WHEN n IS NOT NULL AND n.speaker <> t.speaker AND t.text CONTAINS '?'
           THEN {id: n.id, dia_id: n.dia_id, speaker: n.speaker, text: n.text, timestamp: n.timestamp}
           ELSE null END AS reply
-RETURN f.id AS id, f.content AS content, f.date AS date, f.episode_id AS episode_id,
+RETURN f.id AS id, f.kind AS kind, f.content AS content, f.date AS date, f.episode_id AS episode_id,
        collect({id: t.id, dia_id: t.dia_id, speaker: t.speaker, text: t.text, timestamp: t.timestamp, seq: t.seq,
                 reply: reply}) AS turns

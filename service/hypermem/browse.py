@@ -1,4 +1,4 @@
-"""Analyst views of one memory: topics, a topic's episodes, an episode's facts and turns, a person's
+"""Analyst views of one memory: topics, a topic's episodes, recent episodes, an episode's facts and turns, a person's
 timeline, the hyperedges around a node.
 
 Every function takes the ``memory_id`` the caller may read and matches nodes by id *and*
@@ -27,6 +27,16 @@ def topic(store: GraphStore, memory_id: str, topic_id: str) -> dict[str, Any] | 
         return None
     episodes = store.query("browse/topic_episodes", memory_id=memory_id, topic_id=topic_id)
     return {**rows[0], "episodes": episodes}
+
+
+def episodes(
+    store: GraphStore, memory_id: str, *, order: str = "recent", offset: int = 0, limit: int = 50
+) -> list[dict[str, Any]]:
+    """Episodes sorted by time: ``order`` "recent" (latest end first) or "oldest" (earliest start first).
+
+    Items: ``{id, title, summary, session, start, end, participants, facts}`` (``facts``: fact count).
+    """
+    return store.query("browse/episodes", memory_id=memory_id, order=order, offset=offset, limit=limit)
 
 
 def episode(store: GraphStore, memory_id: str, episode_id: str) -> dict[str, Any] | None:

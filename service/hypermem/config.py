@@ -57,7 +57,11 @@ class Settings(BaseSettings):
     topic_join_similarity: float = Field(
         default=0.2, ge=-1.0, le=1.0, description="Centred cosine at which an episode joins a topic (HyperMem §3.2)."
     )
-    max_message_chars: int = Field(default=20_000, ge=1)
+    max_message_chars: int = Field(
+        default=2_000_000, ge=1,
+        description="Longest message text; long messages are stored whole and searched as passages, so the "
+        "request body limit (max_request_bytes) is the practical bound.",
+    )
 
     # --- retrieval ---------------------------------------------------------------------
     rrf_k: int = Field(default=60, ge=1)

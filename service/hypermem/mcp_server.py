@@ -34,8 +34,8 @@ from hypermem import browse
 from hypermem.api import auth
 from hypermem.api.jobs import IngestJobs, to_json
 from hypermem.api.schemas import IngestRequestSchema
-from hypermem.ingest.locomo import Message
 from hypermem.ingest.turns import IngestInputError, validate
+from hypermem.model import Message
 from hypermem.retrieve.pipeline import QueryError
 from hypermem.service import MemoryService
 

@@ -18,6 +18,8 @@ from datetime import datetime
 from typing import Literal
 
 ElementKind = Literal["Person", "Time", "Location"]
+# "fact": a statement of a turn (or of several); "passage": a token-bounded slice of a long turn.
+FactKind = Literal["fact", "passage"]
 LABELS = (
     "Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge",
     "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey",
@@ -73,7 +75,13 @@ class Element:
 
 @dataclass
 class Fact:
-    """An atomic fact (HyperMem §3.1): ``content``, ``potential`` questions, ``keywords``, source turns."""
+    """An atomic fact (HyperMem §3.1): ``content``, ``potential`` questions, ``keywords``, source turns.
+
+    ``kind`` "passage" marks one slice of a long turn (``hypermem.ingest.passages``): same place in the
+    hypergraph (a member of its episode's hyperedge, ``FROM_TURN`` its turn), content = the slice.
+    ``speaker`` and ``family`` (a predicate family such as "residence") feed supersession
+    (``hypermem.ingest.supersession``).
+    """
 
     memory_id: str
     id: str
@@ -83,6 +91,9 @@ class Fact:
     keywords: list[str]
     date: str
     turn_ids: list[str]
+    kind: FactKind = "fact"
+    speaker: str | None = None
+    family: str | None = None
     embedding: list[float] | None = None
     embedding_raw: list[float] | None = None
 

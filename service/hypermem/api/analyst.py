@@ -1,4 +1,4 @@
-"""Browse routes for analysts: topics, a topic's episodes, an episode's facts and turns, people, a
+"""Browse routes for analysts: topics, a topic's episodes, recent episodes, an episode's facts and turns, people, a
 person's timeline, the hyperedges around a node. Node ids (``conv-26/episode/3``) go in the path as is."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from hypermem import browse
 from hypermem.api import auth
 from hypermem.api.schemas import (
     EpisodeDetailSchema,
+    EpisodeListArgsSchema,
+    EpisodeListSchema,
     HyperedgeArgsSchema,
     NodeHyperedgesSchema,
     PageArgsSchema,
@@ -46,6 +48,14 @@ def topic(memory_id: str, topic_id: str):
     if found is None:
         abort(404, message=f"no topic {topic_id!r} in memory {memory_id!r}")
     return found
+
+
+@blp.route("/<memory_id:memory_id>/episodes", methods=["GET"])
+@blp.arguments(EpisodeListArgsSchema, location="query")
+@blp.response(200, EpisodeListSchema)
+def episodes(args: dict, memory_id: str):
+    """Episodes sorted by time, most recent first by default (``order=oldest`` for chronological)."""
+    return {"episodes": browse.episodes(_store(memory_id), memory_id, **args)}
 
 
 @blp.route("/<memory_id:memory_id>/episodes/<node_id:episode_id>", methods=["GET"])

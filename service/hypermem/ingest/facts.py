@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from hypermem.ingest.elements import TurnElements, annotate_dates
+from hypermem.dates import annotate_dates
+from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.keywords import KeywordExtractor
-from hypermem.model import Turn
+from hypermem.ingest.passages import PassageSplitter, prose_of
+from hypermem.model import FactKind, Turn
 
 log = logging.getLogger(__name__)
 _WORD = re.compile(r"[A-Za-z]{3,}")
@@ -42,6 +44,7 @@ class FactDraft:
     turn_ids: list[str]
     embed_text: str | None = None
     context_turn_id: str | None = None
+    kind: FactKind = "fact"
 
 
 class FactExtractor(Protocol):
@@ -61,19 +64,24 @@ def is_content_bearing(text: str) -> bool:
 
 
 class TurnFactExtractor:
-    """One fact per content-bearing turn (no LLM)."""
+    """One fact per content-bearing turn (no LLM); a turn too long for the embedding model becomes
+    passages instead (``splitter``), each a fact of kind "passage" with its own vector."""
 
-    def __init__(self, keywords: KeywordExtractor | None = None):
+    def __init__(self, keywords: KeywordExtractor | None = None, splitter: PassageSplitter | None = None):
         self.keywords = keywords or KeywordExtractor()
+        self.splitter = splitter
 
     def extract(self, turns: list[Turn], elements: list[TurnElements], previous: list[Turn | None]) -> list[FactDraft]:
         facts = []
         for turn, found, before in zip(turns, elements, previous):
+            if self.splitter is not None and self.splitter.is_long(turn.text):
+                facts += self._passages(turn, found)
+                continue
             if not is_content_bearing(turn.text) and not found.times:
                 continue
             text = annotate_dates(turn.text, found.times)
             content = f"{turn.speaker} said on {said_on(turn)}: {text}"
-            keywords = self.keywords.top(turn.text, 5)
+            keywords = self.keywords.top(prose_of(turn.text), 5)
             replies = before is not None and before.speaker != turn.speaker and before.text.rstrip().endswith("?")
             facts.append(
                 FactDraft(
@@ -87,6 +95,31 @@ class TurnFactExtractor:
             )
         return facts
 
+    def _passages(self, turn: Turn, found: TurnElements) -> list[FactDraft]:
+        """The passages of a long turn as facts: prose with dates spelled out and keywords; code as it is
+        (identifiers stay searchable by full text), with its language tag."""
+        passages = self.splitter.split(turn.text)
+        drafts = []
+        for passage in passages:
+            label = f"passage {passage.index + 1}/{len(passages)}"
+            if passage.kind == "code":
+                label += f", {passage.language or 'code'}"
+                text, keywords = passage.text, []
+            else:
+                text, keywords = annotate_dates(passage.text, found.times), self.keywords.top(passage.text, 5)
+            drafts.append(
+                FactDraft(
+                    content=f"{turn.speaker} said on {said_on(turn)} ({label}): {text}",
+                    potential=[],
+                    keywords=keywords,
+                    date=turn.timestamp[:10],
+                    turn_ids=[turn.id],
+                    embed_text=f"{turn.speaker}: {passage.text}",
+                    kind="passage",
+                )
+            )
+        return drafts
+
     @staticmethod
     def _potential(speaker: str, keywords: list[str], found: TurnElements) -> list[str]:
         """Template questions the fact can answer (HyperMem's ``potential``), from keywords and elements."""
@@ -95,9 +128,9 @@ class TurnFactExtractor:
         topic = ", ".join(keywords[:3])
         questions = [f"What did {speaker} say about {topic}?"]
         if found.times:
-            questions.append(f"When did {speaker} {keywords[0]}?")
+            questions.append(f"When did {speaker} mention {keywords[0]}?")
         if found.locations:
-            questions.append(f"Where did {speaker} {keywords[0]}?")
+            questions.append(f"Where did {speaker} mention {keywords[0]}?")
         for person in found.persons[:2]:
             questions.append(f"What did {speaker} say about {person}?")
         return questions
@@ -114,13 +147,15 @@ class LLMFactExtractor:
         from hypermem.llm.client import LLMError
         from hypermem.llm.prompts import extract_facts
 
-        by_dia = {t.dia_id: t for t in turns}
+        splitter = self.fallback.splitter
+        by_dia = {t.dia_id: t for t in turns if splitter is None or not splitter.is_long(t.text)}  # long: passages
         try:
             raw = extract_facts(
                 self.client,
                 "",
-                [{"dia_id": t.dia_id, "speaker": t.speaker, "text": t.text, "timestamp": t.timestamp} for t in turns],
-            )
+                [{"dia_id": t.dia_id, "speaker": t.speaker, "text": t.text, "timestamp": t.timestamp}
+                 for t in by_dia.values()],
+            ) if by_dia else []
         except LLMError as exc:
             log.warning("LLM fact extraction failed (%s); no-LLM facts for this episode", exc)
             raw = []

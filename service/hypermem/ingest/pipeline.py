@@ -27,13 +27,14 @@ from hypermem.ingest.elements import ElementExtractor, TurnElements
 from hypermem.ingest.episodes import centroid, describe, episode_search_text
 from hypermem.ingest.facts import FactDraft, LLMFactExtractor, TurnFactExtractor
 from hypermem.ingest.keywords import KeywordExtractor
-from hypermem.model import Message
+from hypermem.ingest.passages import PassageSplitter
 from hypermem.ingest.propagation import propagate
 from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter
 from hypermem.ingest.segments import Segment, SegmentMerger
+from hypermem.ingest.supersession import statement_family
 from hypermem.ingest.topics import LLMTopicAssigner, TopicAssigner, TopicState
 from hypermem.ingest.turns import IngestInputError, TurnDraft, session_hash, to_drafts, validate
-from hypermem.model import MEMORY_ID_PATTERN, Element, Episode, Fact, Turn, as_row, node_id
+from hypermem.model import MEMORY_ID_PATTERN, Element, Episode, Fact, Message, Turn, as_row, node_id
 from hypermem.store import GraphStore
 
 log = logging.getLogger(__name__)
@@ -95,14 +96,15 @@ class Ingestor:
         self.llm = llm
         self.keywords = KeywordExtractor()
         self.elements = ElementExtractor(settings.spacy_model)
+        turn_facts = TurnFactExtractor(self.keywords, PassageSplitter(embedder.count_tokens))
         if llm is None:
             log.info("no LLM configured: ingest runs the no-LLM path (embeddings, NER, dateparser, YAKE)")
             self.segmenter = DriftSegmenter()
-            self.fact_extractor = TurnFactExtractor(self.keywords)
+            self.fact_extractor = turn_facts
             self.topic_assigner = TopicAssigner(settings.topic_join_similarity)
         else:
             self.segmenter = LLMSegmenter(llm)
-            self.fact_extractor = LLMFactExtractor(llm, TurnFactExtractor(self.keywords))
+            self.fact_extractor = LLMFactExtractor(llm, turn_facts)
             self.topic_assigner = LLMTopicAssigner(llm, settings.topic_join_similarity)
 
     # --- entry point -------------------------------------------------------------------
@@ -162,7 +164,8 @@ class Ingestor:
     # --- stage 3: elements ---------------------------------------------------------------
     def _extract_elements(self, sessions: list[_Session]) -> None:
         turns = [t for s in sessions for t in s.turns]
-        found = self.elements.extract([t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns])
+        speakers = frozenset(t.speaker for t in turns)
+        found = self.elements.extract([t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns], speakers)
         offset = 0
         for session in sessions:
             session.elements = found[offset : offset + len(session.turns)]
@@ -215,6 +218,7 @@ class Ingestor:
     # --- stage 4: facts ------------------------------------------------------------------
     def _build_facts(self, memory_id: str, session: _Session) -> None:
         position = {t.id: i for i, t in enumerate(session.turns)}
+        by_id = {t.id: t for t in session.turns}
         for episode in session.episodes:
             idx = [position[tid] for tid in episode.turn_ids]
             turns = [session.turns[i] for i in idx]
@@ -222,6 +226,8 @@ class Ingestor:
             drafts: list[FactDraft] = self.fact_extractor.extract(turns, [session.elements[i] for i in idx], previous)
             for n, draft in enumerate(drafts):
                 dia = draft.turn_ids[0].rsplit("/", 1)[-1]
+                source = by_id.get(draft.turn_ids[0])
+                statement = source.text if draft.embed_text is None and source else draft.content
                 fact = Fact(
                     memory_id=memory_id,
                     id=node_id(memory_id, "fact", f"{dia}#{n}"),
@@ -231,6 +237,9 @@ class Ingestor:
                     keywords=draft.keywords,
                     date=draft.date,
                     turn_ids=draft.turn_ids,
+                    kind=draft.kind,
+                    speaker=source.speaker if source else None,
+                    family=statement_family(statement) if draft.kind == "fact" else None,
                 )
                 session.facts.append(fact)
                 session.fact_drafts.append(draft)
@@ -283,6 +292,8 @@ class Ingestor:
 
         store.write("write/episodes", [self._episode_row(e, s) for s in sessions for e in s.episodes])
         store.write("write/facts", [self._fact_row(f) for f in facts])
+        store.query("maintain/clear_supersession", memory_id=memory_id)
+        store.query("maintain/supersession", memory_id=memory_id)
         segment_edges = self._segment_hyperedges(memory_id, sessions)
         store.write("write/hyperedges", [edge["row"] for edge in episode_edges] + segment_edges)
         store.write("write/topics", topics)
@@ -315,7 +326,7 @@ class Ingestor:
     @staticmethod
     def _fact_row(fact: Fact) -> dict:
         row = as_row(fact)
-        row["text"] = " ".join([fact.content, *fact.potential, *fact.keywords])
+        row["text"] = " ".join([fact.content, *fact.keywords])  # potential questions stay out of the fact's words
         return row
 
     def _episode_hyperedges(self, memory_id: str, sessions: list[_Session]) -> list[dict]:

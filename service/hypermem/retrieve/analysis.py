@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from hypermem.ingest.elements import DateResolver, find_dates
+from hypermem.dates import DateResolver, find_dates
 
 QueryType = Literal["recall", "precision", "judgment"]
 

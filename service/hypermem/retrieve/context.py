@@ -7,11 +7,21 @@ no evidence credit and would only add tokens.
 
 from __future__ import annotations
 
+TURN_CHARS = 1_500  # a long turn listed as itself shows its beginning (its passages carry the rest)
+
+
+def shorten(text: str, limit: int = TURN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters at a word boundary, with "…" when cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " …"
+
 
 def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
     """``"Memory for: …"`` followed by one line per fact, ``[dia_ids] content``, in dialogue order.
 
-    A kept turn with no fact of its own (possible after LLM selection) is listed as itself.
+    A kept turn with no fact of its own (a reply turn, or after LLM selection) is listed as itself: its
+    matching passage (``snippet``) for a long turn, else its words up to ``TURN_CHARS`` characters.
     """
     kept = {t["dia_id"] for t in turns}
     lines = []
@@ -23,5 +33,6 @@ def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
             covered.update(ids)
     for turn in turns:
         if turn["dia_id"] not in covered:
-            lines.append(f"[{turn['dia_id']}] {turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}")
+            words = turn.get("snippet") or shorten(turn["text"])
+            lines.append(f"[{turn['dia_id']}] {turn['speaker']} ({turn['timestamp'][:10]}): {words}")
     return f"Memory for: {query}\n" + "\n".join(lines)

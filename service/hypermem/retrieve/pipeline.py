@@ -14,8 +14,8 @@ Result shape (``Retriever.query``)::
     {query_id, memory_id, query, analysis, config,
      topics:   [{id, title, score, rankers}],
      episodes: [{id, title, summary, start, end, score, path}],
-     facts:    [{id, content, date, score, source_dia_ids, path}],
-     turns:    [{dia_id, speaker, timestamp, text, score, path}],
+     facts:    [{id, kind, content, date, score, source_dia_ids, path}],   kind: "fact" | "passage"
+     turns:    [{dia_id, speaker, timestamp, text, [snippet], score, path}],   snippet: the passage hit of a long turn
      stop: {query_type, rule, cut_at, considered, threshold},
      rerank: {enabled, reason}, selection: {enabled, kept},
      context, context_tokens, answer, timings_ms: {..., total}}
@@ -34,11 +34,12 @@ import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.elements import DateResolver
+from hypermem.dates import DateResolver
 from hypermem.retrieve.analysis import LLMQueryAnalyzer, QueryAnalysis, RuleQueryAnalyzer
 from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.context import build_context
 from hypermem.retrieve.fusion import Fused, rrf
+from hypermem.retrieve.recency import apply_recency
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.stopping import StopDecision, cut
 from hypermem.store import GraphStore
@@ -119,6 +120,7 @@ class Retriever:
         facts = self._fact_level(memory_id, text, vector, cfg, episodes)
         lap("facts")
         facts, rerank_info = self.reranker.rerank(text, facts)
+        facts = apply_recency(self.store, memory_id, text, facts)
         lap("rerank")
         stop = self._stop(facts, analysis, cfg)
         facts = facts[: stop.cut_at]
@@ -259,7 +261,7 @@ class Retriever:
             row = details[fid]
             sources = sorted(row["turns"], key=lambda t: t["seq"])
             facts.append({
-                "id": fid, "content": row["content"], "date": row["date"], "episode_id": row["episode_id"],
+                "id": fid, "kind": row["kind"] or "fact", "content": row["content"], "date": row["date"], "episode_id": row["episode_id"],
                 "score": round(score, 6), "cosine": round(cosines.get(fid, 0.0), 6),
                 "source_dia_ids": [t["dia_id"] for t in sources], "sources": sources, "path": path,
             })  # fmt: skip
@@ -290,7 +292,10 @@ class Retriever:
                 if replies and source["reply"] is not None:
                     candidates.append((source["reply"], source["dia_id"]))
                 for turn, replying_to in candidates:
+                    passage = fact["kind"] == "passage" and replying_to is None
                     if turn["dia_id"] in turns:
+                        if passage:  # the best passage of a long turn already brought as a reply
+                            turns[turn["dia_id"]].setdefault("snippet", fact["content"])
                         continue
                     if len(turns) == budget:
                         return list(turns.values())
@@ -299,6 +304,8 @@ class Retriever:
                         "text": turn["text"], "score": fact["score"],
                         "path": [*fact["path"], _step("turn", turn["id"], dia_id=turn["dia_id"], reply_to=replying_to)],
                     }  # fmt: skip
+                    if passage:
+                        turns[turn["dia_id"]]["snippet"] = fact["content"]  # the matching passage of a long turn
         return list(turns.values())
 
     def _select_turns(self, text: str, turns: list[dict]) -> dict:

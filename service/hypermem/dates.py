@@ -1,0 +1,284 @@
+"""Date and time-of-day resolution, shared by ingest (Time elements, HingeMem §3.2) and retrieval (query dates).
+
+``DateResolver.resolve(surface, base, future=...)`` turns a date phrase said at ``base`` into a
+``TimeMention`` with an ISO value:
+
+- past-leaning by default ("last Saturday", "on the 14th" said after the 14th, "two days ago");
+- future-leaning when the sentence is about a plan (``is_future(sentence)``: "will", "going to",
+  "see you", "can't wait", "tomorrow", ...), and always for "next …", "this coming …", "in two weeks":
+  "See you on Saturday" said on Sunday 2 June 2024 is Saturday 8 June 2024;
+- a day and month without a year ("14 July") take the year that puts the date nearest to ``base``
+  (the next one for a plan);
+- a time of day ("at 3pm", "15:30") is kept: ``2024-06-08T15:00``, with the offset of ``base``
+  (or the one the phrase names: "15:30 UTC", "9am +02:00") when known.
+
+Phrases none of the rules covers go to dateparser (``PREFER_DATES_FROM`` past or future).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from functools import lru_cache
+
+from dateparser.date import DateDataParser
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")  # fmt: skip
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTH = "|".join(MONTHS) + "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+_WEEKDAY = "|".join(WEEKDAYS)
+_NUMBER = r"a few|a couple of|an?|\d+|one|two|three|four|five|six|seven|eight|nine|ten"
+_WORD_NUMBERS = {"a few": 3, "a couple of": 2, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4,
+                 "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
+_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+_UNIT_GRANULARITY = {"day": "day", "week": "day", "fortnight": "day", "month": "month", "year": "year"}
+
+# A phrase worth resolving names a point in time, not a duration ("two years", "a while").
+_POINT_IN_TIME = re.compile(
+    rf"\b(ago|last|yesterday|today|tonight|tomorrow|next|this|coming|weekend|noon|midnight|{_MONTH}|{_WEEKDAY}"
+    rf"|(19|20)\d\d|\d{{1,2}}(st|nd|rd|th)|\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)|\d{{1,2}}:\d\d"
+    rf"|in ({_NUMBER}) (days?|weeks?|fortnights?|months?|years?))\b",
+    re.I,
+)
+# Plans and future tense: a bare weekday or date in such a sentence lies ahead of the moment it was said.
+_FUTURE = re.compile(
+    r"\b(will|won't|shall|going to|gonna|plan(s|ned|ning)? (to|on)|see you|can't wait|cannot wait|looking forward"
+    r"|tomorrow|next|this coming|upcoming|about to|scheduled|booked|hoping to|hope to|intend to|let's|let us"
+    r"|are you free|\w+'ll)\b",
+    re.I,
+)
+_FALLBACK_DATES = re.compile(
+    rf"\b((a few|\d+|one|two|three|four|five|six|seven|eight|nine|ten) (days?|weeks?|months?|years?) ago"
+    rf"|last (night|weekend|week|month|year|{_WEEKDAY})|yesterday|today|tonight|this (morning|weekend|week|month|year)"
+    rf"|(in )?({'|'.join(MONTHS)})( \d{{4}})?|(19|20)\d\d)\b",
+    re.I,
+)
+_TIME_OF_DAY = re.compile(
+    r"(?:\b(?:at|by|around|from)\s+)?\b(?:(?P<h12>\d{1,2})(?::(?P<m12>\d{2}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.)"
+    r"|(?P<h24>\d{1,2}):(?P<m24>\d{2})|(?P<word>noon|midday|midnight))"
+    r"(?:\s*(?P<offset>Z\b|UTC\b|GMT\b|[+-]\d{2}:?\d{2}\b))?",
+    re.I,
+)
+_LEADING = re.compile(  # "in" stays before an amount: "in two weeks" is a point, "two weeks" a duration
+    rf"^(on|in(?! ({_NUMBER}) (day|week|fortnight|month|year)s?\b)|at|since|by|around|during|for|from|until|till|the)\s+",
+    re.I,
+)
+_ORDINAL_DAY = r"(?P<day>\d{1,2})(st|nd|rd|th)?"
+_DAY_MONTH = re.compile(
+    rf"^(?:{_ORDINAL_DAY}(?: of)? (?P<month>{_MONTH})\.?|(?P<month2>{_MONTH})\.? (?P<day2>\d{{1,2}})(st|nd|rd|th)?)$", re.I
+)
+_DAY_ONLY = re.compile(r"^(the )?(?P<day>\d{1,2})(st|nd|rd|th)$", re.I)
+_WEEKDAY_PHRASE = re.compile(rf"^(?P<mod>next|this coming|coming|this|last|past|this past)?\s*(?P<weekday>{_WEEKDAY})$", re.I)
+_MONTH_ONLY = re.compile(rf"^(?P<mod>next|this coming|this|last)?\s*(?P<month>{'|'.join(MONTHS)})$", re.I)
+_IN_AMOUNT = re.compile(rf"^(in|within) (?P<n>{_NUMBER}) (?P<unit>day|week|fortnight|month|year)s?( time)?$", re.I)
+_AGO = re.compile(rf"\b(?P<n>{_NUMBER}) (?P<unit>day|week|month|year)s? ago\b", re.I)
+
+
+@dataclass(frozen=True)
+class TimeMention:
+    """A resolved time. ``value`` is ISO 8601 at its ``granularity``: year ``2023``, month ``2023-05``,
+    day ``2023-05-07`` or minute ``2023-05-07T15:30`` (``+02:00`` appended when the offset is known)."""
+
+    surface: str
+    value: str
+    granularity: str
+
+    @property
+    def display(self) -> str:
+        """Human form: ``7 May 2023``, ``May 2023``, ``2023`` or ``7 May 2023, 15:30``."""
+        if self.granularity == "minute":
+            moment = datetime.fromisoformat(self.value)
+            offset = self.value[16:]
+            return moment.strftime("%-d %B %Y, %H:%M") + (f" {offset}" if offset else "")
+        parts = [int(p) for p in self.value.split("-")]
+        if self.granularity == "day":
+            return datetime(*parts).strftime("%-d %B %Y")
+        if self.granularity == "month":
+            return datetime(parts[0], parts[1], 1).strftime("%B %Y")
+        return str(parts[0])
+
+
+def is_future(sentence: str) -> bool:
+    """True when ``sentence`` speaks of a plan or the future ("will", "going to", "see you", "next", ...)."""
+    return bool(_FUTURE.search(sentence))
+
+
+def sentence_around(text: str, start: int, end: int) -> str:
+    """The sentence of ``text`` holding the span ``start``..``end`` (bounded by . ! ? or a line break)."""
+    left = max(text.rfind(mark, 0, start) for mark in ".!?\n")
+    rights = [i for mark in ".!?\n" if (i := text.find(mark, end)) != -1]
+    return text[left + 1 : min(rights) if rights else len(text)]
+
+
+def _iso(moment: date, granularity: str) -> str:
+    if granularity == "year":
+        return f"{moment.year:04d}"
+    if granularity == "month":
+        return f"{moment.year:04d}-{moment.month:02d}"
+    return moment.isoformat()
+
+
+def _amount(word: str) -> int:
+    word = word.lower()
+    return _WORD_NUMBERS[word] if word in _WORD_NUMBERS else int(word)
+
+
+def _month_number(name: str) -> int:
+    name = name.lower()
+    return next(i for i, month in enumerate(MONTHS, start=1) if month.startswith(name[:3]))
+
+
+def _nearest_year(month: int, day: int, base: date, future: bool) -> date | None:
+    """The date ``day``/``month`` nearest to ``base``, or the next one on or after ``base`` when ``future``."""
+    options = []
+    for year in (base.year - 1, base.year, base.year + 1):
+        try:
+            options.append(date(year, month, day))
+        except ValueError:
+            continue
+    if future:
+        options = [d for d in options if d >= base]
+    return min(options, key=lambda d: abs((d - base).days), default=None)
+
+
+def _rules(phrase: str, base: date, future: bool) -> tuple[date, str] | None:
+    """Phrases resolved by hand: those dateparser leaves unresolved or resolves the wrong way round."""
+    text = phrase.lower().strip()
+    if m := _AGO.search(text):
+        unit = m["unit"]
+        return base - timedelta(days=_UNIT_DAYS[unit] * _amount(m["n"])), _UNIT_GRANULARITY[unit]
+    if m := _IN_AMOUNT.match(text):
+        unit = m["unit"]
+        return base + timedelta(days=_UNIT_DAYS[unit] * _amount(m["n"])), _UNIT_GRANULARITY[unit]
+    if "last weekend" in text or text in ("this past weekend", "past weekend") or (text == "weekend" and not future):
+        return base - timedelta(days=(base.weekday() - 5) % 7 or 7), "day"  # the Saturday before base
+    if text in ("this weekend", "this coming weekend", "weekend"):
+        return base + timedelta(days=(5 - base.weekday()) % 7), "day"  # the coming Saturday (today on a Saturday)
+    if text == "next weekend":
+        return base + timedelta(days=(5 - base.weekday()) % 7 or 7), "day"
+    if text in ("last night", "yesterday evening", "yesterday morning", "yesterday"):
+        return base - timedelta(days=1), "day"
+    if text in ("tonight", "this morning", "this evening", "this afternoon", "today"):
+        return base, "day"
+    if text in ("tomorrow", "tomorrow morning", "tomorrow evening", "tomorrow afternoon", "tomorrow night"):
+        return base + timedelta(days=1), "day"
+    if text == "the day after tomorrow":
+        return base + timedelta(days=2), "day"
+    mod = (m["mod"] or "").lower() if (m := _WEEKDAY_PHRASE.match(text)) else "last"
+    if mod not in ("last", "past", "this past") and (future or mod in ("next", "coming", "this coming")):
+        # Past-leaning weekdays ("last Saturday", "on Saturday" in a story) stay with dateparser.
+        target = WEEKDAYS.index(m["weekday"].lower())
+        return base + timedelta(days=(target - base.weekday()) % 7 or 7), "day"
+    if m := _DAY_MONTH.match(text):
+        day, month = int(m["day"] or m["day2"]), _month_number(m["month"] or m["month2"])
+        found = _nearest_year(month, day, base, future)
+        return (found, "day") if found else None
+    if m := _DAY_ONLY.match(text):
+        day = int(m["day"])
+        for shift in ((0, 1, 2) if future else (0, -1, -2)):
+            year, month = divmod(base.month - 1 + shift, 12)
+            try:
+                candidate = date(base.year + year, month + 1, day)
+            except ValueError:
+                continue
+            if (candidate >= base) if future else (candidate <= base):
+                return candidate, "day"
+        return None
+    if (m := _MONTH_ONLY.match(text)) and (future or (m["mod"] or "").lower() in ("next", "this coming")):
+        month = _month_number(m["month"])
+        year = base.year + (1 if month < base.month or (month == base.month and m["mod"]) else 0)
+        return date(year, month, 1), "month"
+    return None
+
+
+class DateResolver:
+    """Resolve date phrases against the moment they were said. Cached; ``resolve`` returns None when it cannot."""
+
+    def __init__(self) -> None:
+        self._parsers = {
+            lean: DateDataParser(languages=["en"], settings={"PREFER_DATES_FROM": lean, "RETURN_TIME_AS_PERIOD": True})
+            for lean in ("past", "future")
+        }
+
+    def resolve(self, surface: str, base: datetime, *, future: bool = False) -> TimeMention | None:
+        """``surface`` ("next Saturday at 3pm") said at ``base``; ``future`` when its sentence is about a plan."""
+        offset = base.strftime("%z") if base.tzinfo is not None else ""
+        return self._resolve(surface.strip(), base.date(), future, offset)
+
+    @lru_cache(maxsize=20_000)
+    def _resolve(self, surface: str, base: date, future: bool, offset: str) -> TimeMention | None:
+        if not surface or not _POINT_IN_TIME.search(surface):
+            return None
+        clock = _TIME_OF_DAY.search(surface)
+        phrase = surface
+        if clock:
+            phrase = (surface[: clock.start()] + " " + surface[clock.end() :]).strip(" ,")
+        phrase = _LEADING.sub("", _LEADING.sub("", phrase)).strip(" ,")
+        if not phrase:
+            if clock is None:
+                return None
+            day: tuple[date, str] | None = (base, "day")
+        else:
+            day = _rules(phrase, base, future) or self._dateparser(phrase, base, future)
+        if day is None:
+            return None
+        moment, granularity = day
+        if moment.year < 1900 or moment > base + timedelta(days=3 * 365):
+            return None
+        value = _iso(moment, granularity)
+        if clock is not None and granularity == "day":
+            value, granularity = f"{value}T{_clock(clock)}{_offset(clock['offset']) or _colon(offset)}", "minute"
+        return TimeMention(surface, value, granularity)
+
+    def _dateparser(self, phrase: str, base: date, future: bool) -> tuple[date, str] | None:
+        parser = self._parsers["future" if future else "past"]
+        parser._settings.RELATIVE_BASE = datetime(base.year, base.month, base.day, 12)  # read per call
+        data = parser.get_date_data(phrase)
+        if data is None or data.date_obj is None:
+            return None
+        period = data.period or "day"
+        return data.date_obj.replace(tzinfo=None).date(), {"time": "day", "week": "day"}.get(period, period)
+
+
+def _clock(match: re.Match) -> str:
+    """``HH:MM`` from a time-of-day match."""
+    if word := match["word"]:
+        return "00:00" if word.lower() == "midnight" else "12:00"
+    if match["h24"] is not None:
+        return f"{int(match['h24']) % 24:02d}:{match['m24']}"
+    hour = int(match["h12"]) % 12 + (12 if match["ampm"].lower().startswith("p") else 0)
+    return f"{hour:02d}:{match['m12'] or '00'}"
+
+
+def _colon(offset: str) -> str:
+    """``+0200`` -> ``+02:00``; empty stays empty."""
+    return f"{offset[:3]}:{offset[3:]}" if offset else ""
+
+
+def _offset(named: str | None) -> str:
+    if not named:
+        return ""
+    if named.upper() in ("Z", "UTC", "GMT"):
+        return "+00:00"
+    return _colon(named.replace(":", ""))
+
+
+def find_dates(text: str, base: datetime, resolver: DateResolver) -> list[TimeMention]:
+    """Dates found by pattern alone (no NER): the degraded ingest path, and queries."""
+    found = []
+    for match in _FALLBACK_DATES.finditer(text):
+        future = is_future(sentence_around(text, match.start(), match.end()))
+        if mention := resolver.resolve(match.group(0), base, future=future):
+            found.append(mention)
+    return found
+
+
+def annotate_dates(text: str, times: list[TimeMention]) -> str:
+    """``text`` with each resolved relative date spelled out: "yesterday" -> "yesterday (7 May 2023)"."""
+    for mention in times:
+        if mention.display.lower() in mention.surface.lower():
+            continue
+        text = text.replace(mention.surface, f"{mention.surface} ({mention.display})", 1)
+    return text

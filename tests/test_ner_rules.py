@@ -1,0 +1,80 @@
+"""NER noise on the no-LLM path (issue 9 part 7): greetings fused to names, speakers tagged as places,
+pets as persons, places after "moved to", and potential questions kept out of a fact's words.
+Table-driven through the real spaCy model; sentences are our own."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from hypermem.ingest.elements import ElementExtractor, is_pet_name, moved_to_places, person_name
+from hypermem.ingest.pipeline import Ingestor
+from hypermem.model import Fact
+
+SPEAKERS = frozenset({"Caroline", "Gina", "Jon", "Ana", "Mel"})
+
+# (sentence, persons that must be found, names that must not be persons, locations that must be found)
+CASES = [
+    ("Hey Mel, how was the trip?", {"Mel"}, {"Hey Mel"}, set()),
+    ("Hi Caroline, thanks for the photos!", set(), {"Hi Caroline"}, set()),
+    ("Wow Caroline, that painting looks amazing!", {"Caroline"}, set(), set()),
+    ("That's awesome, Gina! I went to the networking event.", {"Gina"}, set(), set()),
+    ("My dog Max loves the beach.", set(), {"Max"}, set()),
+    ("We got a puppy named Oscar last week.", set(), {"Oscar"}, set()),
+    ("Our cat's name is Luna and she sleeps all day.", set(), {"Luna"}, set()),
+    ("I walked the dog with Anna yesterday.", set(), set(), set()),
+    ("I moved to Lisbon last month.", set(), {"Lisbon"}, {"Lisbon"}),
+    ("Ana finally moved to New York in March.", set(), {"New York"}, {"New York"}),
+    ("Gina is bringing her friend Jon.", {"Jon"}, set(), set()),
+]
+
+
+@pytest.fixture(scope="module")
+def extractor() -> ElementExtractor:
+    found = ElementExtractor()
+    if not found.has_ner:
+        pytest.skip("spaCy model not installed")
+    return found
+
+
+@pytest.mark.parametrize(("sentence", "persons", "not_persons", "locations"), CASES)
+def test_ner_rules(extractor, sentence, persons, not_persons, locations):
+    found = extractor.extract([sentence], [datetime(2024, 6, 2, 10)], SPEAKERS)[0]
+    assert persons <= set(found.persons)
+    assert not not_persons & set(found.persons)
+    assert locations <= set(found.locations)
+    assert not SPEAKERS & set(found.locations)
+
+
+@pytest.mark.parametrize(
+    ("span", "name"),
+    [("Hey Mel", "Mel"), ("Thanks Gina", "Gina"), ("Good morning Ana", "Ana"), ("Ana's", "Ana"), ("Hey", "")],
+)
+def test_person_name_drops_greetings(span, name):
+    assert person_name(span) == name
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "pet"),
+    [("my dog Max barked", "Max", True), ("a kitten, named Bo, arrived", "Bo", True),
+     ("the horse's name is Star", "Star", True), ("my friend Max barked", "Max", False),
+     ("his name is Tom and he teaches", "Tom", False)],
+)  # fmt: skip
+def test_pet_names(text, name, pet):
+    start = text.index(name)
+    assert is_pet_name(text, start, start + len(name)) is pet
+
+
+def test_moved_to_places():
+    assert moved_to_places("We moved to the Netherlands, then relocated to San Diego.") == ["Netherlands", "San Diego"]
+    assert moved_to_places("I moved to tears by the film.") == []
+    assert moved_to_places("Moved to Berlin! The call moved to Monday.") == ["Berlin"]
+
+
+def test_potential_questions_stay_out_of_the_fact_words():
+    fact = Fact("m", "m/fact/D1:1#0", "m/episode/D1:1", "Ana said on 1 May 2024: I march on Sunday.",
+                ["When did Ana mention march?"], ["march", "sunday"], "2024-05-05", ["m/turn/D1:1"])  # fmt: skip
+    row = Ingestor._fact_row(fact)
+    assert "When did" not in row["text"] and row["potential"] == ["When did Ana mention march?"]
+    assert row["text"] == "Ana said on 1 May 2024: I march on Sunday. march sunday"
