@@ -13,6 +13,7 @@ from datetime import datetime
 
 from hypermem.ingest.locomo import Message
 from hypermem.model import Turn, node_id
+from hypermem.store.ids import key
 
 
 class IngestInputError(HypermemError, ValueError):
@@ -80,7 +81,7 @@ def to_drafts(memory_id: str, messages: list[Message], first_seq: int) -> list[T
             TurnDraft(
                 Turn(
                     memory_id=memory_id,
-                    id=node_id(memory_id, "turn", message.message_id),
+                    id=node_id(memory_id, "turn", key(message.message_id)),
                     dia_id=message.message_id,
                     speaker=message.speaker.strip(),
                     text=turn_text(message),

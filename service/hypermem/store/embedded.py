@@ -104,6 +104,18 @@ class EmbeddedFalkorDB:
             self._spawn()
         return self.socket_path
 
+    def restart(self) -> Path:
+        """Start the server again if it stopped answering (reaping our own dead child); else join it.
+
+        Returns the socket path. Every process sharing the directory may call this at once: the
+        ``flock`` in ``start()`` lets one spawn the server and the others join it.
+        """
+        if self.process is not None and self.process.poll() is not None:
+            log.error("embedded FalkorDB (pid %s) exited with %s", self.process.pid, self.process.returncode)
+            self.process = None
+            self.owned = False
+        return self.start()
+
     def _clear_stale(self) -> None:
         if self.pid_file.exists():
             try:
