@@ -16,16 +16,17 @@ from flask import Flask, g, request
 from flask_smorest import Api
 from werkzeug.routing import BaseConverter
 
-from hypermem.api import admin, analyst, memories, probes
+from hypermem.api import admin, analyst, limits, memories, probes, swagger
 from hypermem.api.auth import authenticate
 from hypermem.api.state import ApiState, state
 from hypermem.config import Settings
+from hypermem.locks import MemoryBusy
 from hypermem.model import MEMORY_ID_PATTERN
 from hypermem.store import StoreError
 
 log = logging.getLogger(__name__)
 
-PUBLIC_BLUEPRINTS = {probes.blp.name, "api-docs"}
+PUBLIC_BLUEPRINTS = {probes.blp.name, "api-docs", swagger.blp.name}
 DEFAULT_SYNC_BATCH = 50
 
 
@@ -136,7 +137,7 @@ def create_app(
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
         OPENAPI_SWAGGER_UI_PATH="docs",
-        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+        OPENAPI_SWAGGER_UI_URL=swagger.ASSETS_URL,
         API_SPEC_OPTIONS={
             "info": {"description": "Hypergraph memory for conversational agents: ingest, query, explain, browse."},
             "security": [{"bearerAuth": []}],
@@ -151,6 +152,8 @@ def create_app(
         api.register_converter(converter, converter.openapi)
     for module in (probes, admin, memories, analyst):
         api.register_blueprint(module.blp)
+    app.register_blueprint(swagger.blp)
+    limits.install(app, settings.max_request_bytes, settings.max_json_depth)
 
     @app.before_request
     def _authenticate():
@@ -173,6 +176,10 @@ def create_app(
                 if bad:
                     return {"code": 422, "status": "Unprocessable Entity", "errors": {"path": bad}}, 422
         return api.handle_http_exception(error)
+
+    @app.errorhandler(MemoryBusy)
+    def _busy(error: MemoryBusy):
+        return {"code": 409, "status": "Conflict", "message": str(error)}, 409, {"Retry-After": "5"}
 
     @app.errorhandler(StoreError)
     def _store_down(error: StoreError):

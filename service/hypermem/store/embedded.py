@@ -35,7 +35,7 @@ class EmbeddedServerError(StoreError):
     """The embedded FalkorDB server could not be started or reached."""
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether ``pid`` runs. A zombie (killed, not yet reaped by its parent) does not."""
     try:
         os.kill(pid, 0)
@@ -122,7 +122,7 @@ class EmbeddedFalkorDB:
                 pid = int(self.pid_file.read_text().strip() or 0)
             except ValueError:
                 pid = 0
-            if pid and _alive(pid) and self._is_our_server(pid):
+            if pid and alive(pid) and self._is_our_server(pid):
                 log.warning("FalkorDB pid %s holds %s but does not answer; stopping it", pid, self.data_dir)
                 os.kill(pid, signal.SIGKILL)
                 self._wait_gone(pid)
@@ -139,7 +139,7 @@ class EmbeddedFalkorDB:
     @staticmethod
     def _wait_gone(pid: int, timeout_s: float = 10.0) -> None:
         deadline = time.monotonic() + timeout_s
-        while _alive(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
 
     def _spawn(self) -> None:

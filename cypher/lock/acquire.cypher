@@ -1,0 +1,10 @@
+// Take (or renew) the lock of one memory for $token until $now + $lease (epoch seconds), unless another
+// holder's lease is still running. Atomic: MERGE on the unique id. The lock node carries `memory`, not
+// `memory_id`, so deleting the memory does not delete its lock. $id, $memory, $token, $operation, $now, $lease
+MERGE (l:MemoryLock {id: $id})
+ON CREATE SET l.memory = $memory, l.token = $token, l.expires = 0.0
+WITH l, (l.token = $token OR l.expires < $now) AS mine
+SET l.token = CASE WHEN mine THEN $token ELSE l.token END,
+    l.operation = CASE WHEN mine THEN $operation ELSE l.operation END,
+    l.expires = CASE WHEN mine THEN $now + $lease ELSE l.expires END
+RETURN mine AS acquired, l.operation AS operation, l.expires AS expires
