@@ -249,12 +249,18 @@ def serve(
 
     from hypermem.api import create_app
     from hypermem.config import Settings
+    from hypermem.errors import HypermemError
 
     settings = Settings()
     if not settings.admin_key:
         typer.echo("HYPERMEM_ADMIN_KEY is not set: no tenant key can be created.", err=True)
-    api = create_app(settings, sync_batch_limit=sync_batch)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # run the cleanup below on `kill` too
+    # SIGTERM raises SystemExit, also during start-up, so every cleanup below and in create_app runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        api = create_app(settings, sync_batch_limit=sync_batch)
+    except HypermemError as exc:
+        typer.echo(f"cannot start: {exc}", err=True)
+        raise typer.Exit(1) from exc
     typer.echo(f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs)")
     try:
         api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
@@ -318,3 +324,7 @@ def doctor() -> None:
     console.print(summary)
     console.print(indexes)
     console.print("[green]ok")
+
+
+if __name__ == "__main__":
+    run()

@@ -34,7 +34,12 @@ class MemoryService:
         """
         settings = settings or Settings()
         embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
-        return cls(settings, open_store(settings, keep_server=keep_server), embedder, use_llm=use_llm)
+        store = open_store(settings, keep_server=keep_server)
+        try:
+            return cls(settings, store, embedder, use_llm=use_llm)
+        except BaseException:  # a schema mismatch or a SIGTERM must not orphan the embedded server
+            store.close()
+            raise
 
     def __enter__(self) -> MemoryService:
         return self

@@ -173,7 +173,18 @@ class EmbeddedFalkorDB:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        self.pid_file.write_text(str(self.process.pid))
+        try:
+            self.pid_file.write_text(str(self.process.pid))
+            self._wait_ready()
+        except BaseException:  # a timeout, or SIGTERM/Ctrl-C during start-up: leave no orphan server
+            self.process.kill()
+            self.process.wait()
+            self.pid_file.unlink(missing_ok=True)
+            raise
+        self.owned = True
+        log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
+
+    def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -181,11 +192,8 @@ class EmbeddedFalkorDB:
                     f"FalkorDB exited with code {self.process.returncode}; see {self.data_dir / 'falkordb.log'}"
                 )
             if _responds(self.socket_path):
-                self.owned = True
-                log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
                 return
             time.sleep(0.05)
-        self.process.kill()
         raise EmbeddedServerError(f"FalkorDB did not answer within {self.startup_timeout_s}s")
 
     def stop(self) -> None:

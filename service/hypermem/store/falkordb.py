@@ -52,7 +52,12 @@ class FalkorDBStore(GraphStore):
         self.graph_name = graph_name
         self._recovering = threading.Lock()
         self.restarts = 0
-        self._connect(self.server.start())
+        socket_path = self.server.start()
+        try:
+            self._connect(socket_path)
+        except BaseException:
+            self.server.stop()
+            raise
 
     def _connect(self, socket_path: Path) -> None:
         # No client-side retries: a dead server is handled by ``_recover`` at once, not after 10 s of backoff.
