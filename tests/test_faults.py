@@ -168,3 +168,20 @@ def test_a_job_whose_worker_died_is_reported_failed(fresh_service):
         assert job["status"] == "failed" and job["error"].startswith("WorkerLost"), job
         assert job["progress"] == 0 and "worker" not in job
     app.extensions["hypermem"].jobs.close()
+
+
+def test_query_records_keep_the_newest_and_stay_bounded(fresh_service):
+    from hypermem.api import records
+
+    store = fresh_service.store
+    settings = Settings(store=fresh_service.settings.store, query_records_per_memory=3, query_record_max_bytes=2_000)
+    for i in range(5):
+        result = {"query_id": f"q{i}", "created_at": f"2099-01-01T00:00:0{i}+00:00", "context": "c" * 100,
+                  "turns": [{"dia_id": f"D{j}", "text": "x" * 50} for j in range(60 if i == 4 else 1)]}  # fmt: skip
+        records.save(store, settings, "records", "what?", result)
+    old = {"query_id": "q-old", "created_at": "2000-01-01T00:00:00+00:00", "turns": []}
+    records.save(store, settings, "records", "what?", old)  # older than the age limit: dropped at once
+    kept = store.run_cypher("MATCH (q:QueryRecord) WHERE q.memory_id = 'records' RETURN q.id AS id, q.result AS r ORDER BY id")
+    assert [r["id"] for r in kept] == ["q2", "q3", "q4"]
+    big = next(r["r"] for r in kept if r["id"] == "q4")
+    assert len(big) <= 2_000 and '"truncated": true' in big and '"turns": []' in big

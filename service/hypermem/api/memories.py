@@ -7,7 +7,7 @@ import json
 from flask import url_for
 from flask_smorest import Blueprint, abort
 
-from hypermem.api import auth
+from hypermem.api import auth, records
 from hypermem.api.jobs import to_json
 from hypermem.api.schemas import (
     DeletedSchema,
@@ -139,10 +139,7 @@ def query(body: dict, memory_id: str):
         field, _, problem = str(exc).partition(": ")
         abort(422, message=str(exc), errors={"json": {field: [problem or str(exc)]}})
     result = json.loads(to_json({**result, "created_at": auth.utcnow()}))
-    current.store.query(
-        "api/save_query", id=result["query_id"], memory_id=memory_id, query=text,
-        created_at=result["created_at"], result=to_json(result),
-    )
+    records.save(current.store, current.settings, memory_id, text, result)
     return result
 
 
