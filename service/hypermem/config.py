@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_concurrency: int = Field(default=4, ge=1, le=64)
     llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_breaker_failures: int = Field(default=5, ge=1, description="Consecutive failed LLM attempts that open the circuit.")
+    llm_breaker_cooldown_s: float = Field(default=60.0, gt=0, description="While open, LLM stages use their no-LLM twin.")
     llm_cache_dir: Path = DEFAULT_DATA_DIR / "llm-cache"
 
     # --- ingest ------------------------------------------------------------------------
