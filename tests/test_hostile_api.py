@@ -233,3 +233,32 @@ def test_odd_but_legal_values_are_stored_and_read_back(hostile, hm_service):
 
 def _ids(service, memory_id: str) -> list[str]:
     return [r["id"] for r in service.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})]
+
+
+def test_chunked_body_over_the_limit_is_413(hostile):
+    """A body without Content-Length (chunked) reaching the limit: 413, not 400 "Invalid JSON body"."""
+    import io
+
+    client, headers, _ = hostile
+    data = json.dumps(body(msg(text="z" * MAX_BYTES))).encode()
+    response = client.post("/v1/memories/fresh-chunked/messages", headers={**headers, "Transfer-Encoding": "chunked"},
+                           input_stream=io.BytesIO(data), content_type="application/json",
+                           environ_overrides={"wsgi.input_terminated": True})  # fmt: skip
+    assert response.status_code == 413 and response.get_json()["code"] == 413
+    small = json.dumps(body(msg(text="not chunked at the limit"))).encode()
+    ok = client.post("/v1/memories/fresh-chunked-ok/messages", headers={**headers, "Transfer-Encoding": "chunked"},
+                     input_stream=io.BytesIO(small), content_type="application/json",
+                     environ_overrides={"wsgi.input_terminated": True})  # fmt: skip
+    assert ok.status_code == 200, ok.get_json()
+
+
+def test_swagger_ui_is_served_offline(hostile):
+    client, _, _ = hostile
+    page = client.get("/docs").get_data(as_text=True)
+    import re
+
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert "/docs/assets/swagger-ui-bundle.js" in assets and all(a.startswith("/docs/assets/") for a in assets), assets
+    script = client.get("/docs/assets/swagger-ui-bundle.js")
+    assert script.status_code == 200 and b"SwaggerUIBundle" in script.get_data()
+    assert client.get("/docs/assets/swagger-ui.css").status_code == 200
