@@ -269,6 +269,26 @@ def serve(
 
 
 @app.command()
+def reindex() -> None:
+    """Re-embed the configured store with the configured embedding model (after a model or dimension change).
+
+    The dialogue stays; every memory's sessions are rebuilt with the new vectors and the vector
+    indexes are recreated at the new dimension. Safe to run again after an interruption.
+    """
+    from hypermem.config import Settings
+    from hypermem.embed import Embedder
+    from hypermem.reindex import reindex as reindex_store
+    from hypermem.store import open_store
+
+    settings = Settings()
+    embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
+    with open_store(settings) as store:
+        report = reindex_store(settings, store, embedder, on_memory=lambda m, n: typer.echo(f"{m}: {n} turns re-embedded"))
+    typer.echo(f"re-embedded {len(report.turns)} memories: {report.old_model} ({report.old_dimension} dimensions) -> "
+               f"{report.new_model} ({report.new_dimension} dimensions)")  # fmt: skip
+
+
+@app.command()
 def doctor() -> None:
     """Check the installation: store engine, version, indexes and schema; the embedding model and dimension.
 
