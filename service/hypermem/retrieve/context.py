@@ -7,11 +7,14 @@ no evidence credit and would only add tokens.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 
 def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
     """``"Memory for: …"`` followed by one line per fact, ``[dia_ids] content``, in dialogue order.
 
-    A kept turn with no fact of its own (possible after LLM selection) is listed as itself.
+    A kept turn with no fact of its own (possible after LLM selection) is listed as itself, in the
+    no-LLM fact's shape ``[dia_id] speaker said on 8 May 2023: text``.
     """
     kept = {t["dia_id"] for t in turns}
     lines = []
@@ -22,6 +25,7 @@ def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
             lines.append(f"[{', '.join(ids)}] {fact['content']}")
             covered.update(ids)
     for turn in turns:
-        if turn["dia_id"] not in covered:
-            lines.append(f"[{turn['dia_id']}] {turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}")
+        if turn["dia_id"] not in covered:  # the same shape as a no-LLM fact: "[D1:3] Ana said on 8 May 2023: …"
+            said = datetime.fromisoformat(turn["timestamp"]).strftime("%-d %B %Y")
+            lines.append(f"[{turn['dia_id']}] {turn['speaker']} said on {said}: {turn['text']}")
     return f"Memory for: {query}\n" + "\n".join(lines)
