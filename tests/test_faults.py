@@ -185,3 +185,24 @@ def test_query_records_keep_the_newest_and_stay_bounded(fresh_service):
     assert [r["id"] for r in kept] == ["q2", "q3", "q4"]
     big = next(r["r"] for r in kept if r["id"] == "q4")
     assert len(big) <= 2_000 and '"truncated": true' in big and '"turns": []' in big
+
+
+def test_a_background_job_reports_progress(fresh_service):
+    settings = Settings(store=fresh_service.settings.store, llm_base_url=None, admin_key=ADMIN)
+    app = create_app(settings, fresh_service, sync_batch_limit=4)
+    client = app.test_client()
+    key = client.post("/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}).get_json()["key"]
+    headers = {"Authorization": f"Bearer {key}"}
+    messages = [{"message_id": m.message_id, "speaker": m.speaker, "text": m.text, "timestamp": m.timestamp.isoformat(),
+                 "session_id": m.session_id} for m in conversation(12, 3)]  # fmt: skip
+    job_id = client.post("/v1/memories/progress/messages", headers=headers, json={"messages": messages}).get_json()["job_id"]
+    seen = []
+    while True:
+        job = client.get(f"/v1/jobs/{job_id}", headers=headers).get_json()
+        seen.append(job["progress"])
+        if job["status"] in ("done", "failed"):
+            break
+        time.sleep(0.05)
+    app.extensions["hypermem"].jobs.close()
+    assert job["status"] == "done" and job["progress"] == 12 and job["report"]["turns"] == 12
+    assert seen == sorted(seen) and set(seen) <= {0, 4, 8, 12}  # whole sessions of 4 messages at a time

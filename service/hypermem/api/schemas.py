@@ -12,6 +12,8 @@ from datetime import datetime
 
 from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, post_dump, post_load, validate, validates_schema
 
+from hypermem.text import encodable
+
 EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
 
@@ -26,10 +28,8 @@ _PATTERNS = {
 
 def _encodable(value: str) -> None:
     """Refuse a lone surrogate (JSON allows ``"\\ud83d"``; no engine, hash or tokenizer takes it)."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValidationError("is not valid UTF-8 (unpaired surrogate)") from exc
+    if not encodable(value):
+        raise ValidationError("is not valid UTF-8 (unpaired surrogate)")
 
 
 class Text(fields.String):

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from hypermem.ingest.locomo import Message
 from hypermem.model import Turn, node_id
+from hypermem.text import text_problem
 from hypermem.store.ids import key
 
 
@@ -26,23 +27,6 @@ class IngestInputError(HypermemError, ValueError):
         super().__init__(f"{field}: {problem}{more}")
         self.field = field
         self.problem = problem
-
-
-def text_problem(value: object, *, blank_ok: bool = False, key: bool = False) -> str | None:
-    """What makes ``value`` unusable as stored text, or None. ``key``: also no '/' (a message or session id)."""
-    if not isinstance(value, str):
-        return "missing or not a string"
-    if not blank_ok and not value.strip():
-        return "missing or empty"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "is not valid UTF-8 (unpaired surrogate)"
-    if "\x00" in value:
-        return "contains a NUL character"
-    if key and "/" in value:
-        return "must not contain '/'"
-    return None
 
 
 @dataclass

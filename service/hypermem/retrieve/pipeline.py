@@ -42,6 +42,7 @@ from hypermem.retrieve.fusion import Fused, rrf
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.stopping import StopDecision, cut
 from hypermem.store import GraphStore
+from hypermem.text import text_problem
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,8 @@ class Retriever:
             raise QueryError("query: must be a non-empty string")
         if len(text) > MAX_QUERY_CHARS:
             raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+        if problem := text_problem(text):
+            raise QueryError(f"query: {problem}")
         try:
             cfg = SearchConfig.from_settings(self.settings, **overrides)
         except ValueError as exc:
