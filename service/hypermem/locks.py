@@ -4,20 +4,37 @@ Ingest and delete of a memory run under ``MemoryLock``. The lock is a ``MemoryLo
 with one atomic ``MERGE`` (``cypher/lock/acquire.cypher``): the holder writes its random token
 and an expiry ``lease_s`` seconds ahead, and a heartbeat thread renews it every ``lease_s / 3``.
 A holder that dies stops renewing, so its lock lapses after at most ``lease_s`` and the next
-caller takes it. Every process and gunicorn worker on the same store sees the same lock.
+caller takes it; a waiter on the holder's own host sees at once that its process is gone (the
+lock records ``host:pid``) and takes the lock over. Every process and gunicorn worker on the
+same store sees the same lock.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import threading
 import time
 import uuid
 
 from hypermem.errors import HypermemError
 from hypermem.store import GraphStore
+from hypermem.store.embedded import alive
 
 log = logging.getLogger(__name__)
+
+
+def process_id() -> str:
+    """``"host:pid"`` of the calling process (read at call time: gunicorn forks after import)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def process_gone(process: str | None) -> bool:
+    """Whether ``process`` (``"host:pid"``) ran on this host and has stopped."""
+    host, _, pid = (process or "").rpartition(":")
+    return host == socket.gethostname() and pid.isdigit() and not alive(int(pid))
+
 _held = threading.local()  # (store id, memory_id) of the locks this thread holds: nesting is a no-op
 
 
@@ -58,8 +75,16 @@ class MemoryLock:
         return f"lock/{self.memory_id}"
 
     def _try(self) -> dict:
-        return self.store.query("lock/acquire", id=self.lock_id, memory=self.memory_id, token=self.token,
+        return self.store.query("lock/acquire", id=self.lock_id, memory=self.memory_id, token=self.token, holder=process_id(),
                                 operation=self.operation, now=time.time(), lease=float(self.lease_s))[0]  # fmt: skip
+
+    def _take_over(self, row: dict) -> bool:
+        """Take the lock from a holder whose process on this host is gone (no need to wait for its lease)."""
+        if not process_gone(row["holder"]):
+            return False
+        log.warning("memory %s: lock holder %s is gone; taking its lock over", self.memory_id, row["holder"])
+        return bool(self.store.query("lock/take_over", id=self.lock_id, old_token=row["token"], token=self.token,
+                                     holder=process_id(), operation=self.operation, now=time.time(), lease=float(self.lease_s)))  # fmt: skip
 
     def __enter__(self) -> MemoryLock:
         held = _held.__dict__.setdefault("locks", set())
@@ -69,7 +94,7 @@ class MemoryLock:
         started = time.monotonic()
         while True:
             row = self._try()
-            if row["acquired"]:
+            if row["acquired"] or self._take_over(row):
                 break
             if time.monotonic() - started >= self.wait_s:
                 raise MemoryBusy(self.memory_id, row["operation"], time.monotonic() - started)

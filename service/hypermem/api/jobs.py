@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -23,10 +21,9 @@ from typing import Any
 
 from hypermem.api.auth import utcnow
 from hypermem.ingest.locomo import Message
-from hypermem.store.embedded import alive
+from hypermem.locks import process_gone, process_id
 
 log = logging.getLogger(__name__)
-WORKER = f"{socket.gethostname()}:{os.getpid()}"
 
 
 def to_json(value: Any) -> str:
@@ -91,7 +88,7 @@ class IngestJobs:
         """Queue an ingest; returns the job id (32 hex digits)."""
         job_id = uuid.uuid4().hex
         self.service.store.query(
-            "api/create_job", id=job_id, memory_id=memory_id, messages=len(messages), now=utcnow(), worker=WORKER
+            "api/create_job", id=job_id, memory_id=memory_id, messages=len(messages), now=utcnow(), worker=process_id()
         )
         self._executor.submit(self._run, job_id, memory_id, messages)
         return job_id
@@ -136,8 +133,7 @@ class IngestJobs:
     def _dead_worker(self, job: dict) -> str | None:
         if job["status"] not in ("queued", "running"):
             return None
-        host, _, pid = (job.get("worker") or "").rpartition(":")
-        if host == socket.gethostname() and pid.isdigit() and not alive(int(pid)):
+        if process_gone(job.get("worker")):
             return f"WorkerLost: the worker process {job['worker']} stopped before the job ended"
         stale = 3 * self.service.settings.lock_lease_s
         if job["status"] == "running" and job.get("heartbeat") is not None and time.time() - job["heartbeat"] > stale:
