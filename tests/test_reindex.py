@@ -17,7 +17,7 @@ from test_faults import conversation
 
 def test_reindex_re_embeds_a_store_built_with_another_model(tmp_path, hm_service, monkeypatch):
     data = tmp_path / "db"
-    store = FalkorDBStore(data, keep_server=True)
+    store = FalkorDBStore(data)  # owns the server: close() stops it (the CLI below joins it)
     service = MemoryService(hm_make_settings(data), store, hm_service.embedder, use_llm=False)
     service.ingest_messages("old", conversation(24, 2))
     before = store.counts("old")
@@ -46,4 +46,3 @@ def test_reindex_re_embeds_a_store_built_with_another_model(tmp_path, hm_service
     after = [t["dia_id"] for t in service.query("old", question)["turns"]]
     assert sorted(after) == sorted(answer_before), (after, answer_before)
     store.close()
-    FalkorDBStore(data).close()  # stop the server this test left running
