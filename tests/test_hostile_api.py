@@ -37,7 +37,8 @@ def body(*messages: dict, **extra) -> dict:
 
 # --- refused: (name, field expected in the error or None, kind, payload) -----------------------------------
 # kind "ingest": JSON body to POST .../messages of a fresh memory; "raw": (bytes, content type) to the same;
-# "query": JSON body to POST .../query of the seeded memory; "get": a path to GET.
+# "query": JSON body to POST .../query of the seeded memory; "get": a path to GET (read paths: a
+# whitespace-ending id is only ever matched, never written, so it reaches no unique constraint).
 SURROGATE = "\ud83d"
 REJECTED: list[tuple[str, str | None, str, object]] = [
     ("surrogate in speaker", "speaker", "ingest", body(msg(speaker=f"Ana {SURROGATE}"))),
@@ -112,6 +113,10 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("unknown job", None, "get", "/v1/jobs/" + "0" * 32),
     ("unknown memory", None, "get", "/v1/memories/nobody-has-this"),
     ("explanation of unknown query", None, "get", "/v1/queries/none-such/explanation"),
+    ("episode id with trailing space", None, "get", f"/v1/memories/{SEED}/episodes/{SEED}/episode/x%20"),
+    ("topic id a tab", None, "get", f"/v1/memories/{SEED}/topics/{SEED}/topic/%09"),
+    ("hyperedges of an id with a space", "node_id", "get", f"/v1/memories/{SEED}/hyperedges?node_id={SEED}/person/x%20"),
+    ("page limit not a number", "limit", "get", f"/v1/memories/{SEED}/topics?limit=abc"),
 ]
 
 # --- accepted: legal but odd values, stored and read back -------------------------------------------------------
