@@ -293,7 +293,7 @@ def records(app):
     result = {"query_id": "q-isolation", "memory_id": MEMORY, "query": "dog?", "facts": [], "created_at": "2024-01-01T00:00:00+00:00"}
     store.query("api/save_query", id="q-isolation", memory_id=MEMORY, query="dog?", created_at=result["created_at"],
                 result=json.dumps(result))  # fmt: skip
-    store.query("api/create_job", id="ab" * 16, memory_id=MEMORY, messages=7, now="2024-01-01T00:00:00+00:00")
+    store.query("api/create_job", id="ab" * 16, memory_id=MEMORY, messages=7, now="2024-01-01T00:00:00+00:00", worker=None)
     return "q-isolation", "ab" * 16
 
 
@@ -363,7 +363,7 @@ def test_validation_errors_name_the_field(client, acme):
 def test_settings_limit_on_message_length_names_the_field(client, acme):
     response = client.post(f"/v1/memories/{MEMORY}/messages", headers=acme, json={"messages": [message(1, "y" * 501)]})
     assert response.status_code == 422
-    assert response.get_json()["errors"]["json"] == {"messages[0].text": ["501 characters; the limit is 500"]}
+    assert response.get_json()["errors"]["json"] == {"messages": {"0": {"text": ["501 characters; the limit is 500"]}}}
 
 
 def test_the_message_schema_leaves_length_to_the_settings_and_the_body_limit():

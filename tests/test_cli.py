@@ -72,8 +72,8 @@ def test_ingest_locomo_prints_counts_and_skips_what_is_stored(cli_env, hm_store_
     cli_env(hm_store_dir)
     result = run("ingest", "locomo", str(hm_testconv_file), "--no-llm")
     assert result.exit_code == 0, result.output
-    row = next(line for line in result.stdout.splitlines() if "testconv" in line and "│" in line)
-    cells = [c.strip() for c in row.split("│")[1:-1]]
+    row = next(line for line in result.stdout.splitlines() if line.startswith("testconv\t"))  # plain table off a terminal
+    cells = row.split("\t")
     report = hm_ingested.report
     expected = [report.turns, report.episodes, report.topics, report.facts, report.persons, report.times,
                 report.locations, report.hyperedges]  # fmt: skip
@@ -111,3 +111,31 @@ def test_llm_flag_without_an_llm_exits_2(cli_env, tmp_path, hm_testconv_file):
     cli_env(tmp_path / "db")
     result = run("ingest", "locomo", str(hm_testconv_file), "--llm")
     assert result.exit_code == 2 and "HYPERMEM_LLM_BASE_URL" in result.output
+
+
+def test_output_off_a_terminal_is_a_plain_table_and_agrees_with_the_json(cli_env, tmp_path):
+    """Issue 9 §7: piped output keeps whole headers; the stop line matches the JSON of the same query."""
+    import re
+
+    cli_env(tmp_path / "plain")
+    result = run("demo")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    header = lines[lines.index("# ingested") + 1].split("\t")
+    assert header == ["conversation", "turns", "episodes", "topics", "facts", "persons", "times", "locations",
+                      "hyperedges", "sessions new/skipped", "seconds"]  # fmt: skip
+    assert "…" not in result.stdout
+    kept, considered = map(int, re.search(r"kept (\d+) of (\d+) facts", result.stdout).groups())
+    as_json = run("query", "--memory", "sample-1", "--json", "When did Tomas start volunteering at the community garden?")
+    stop = json.loads(as_json.stdout)["stop"]
+    assert (kept, considered) == (stop["cut_at"], stop["considered"])
+    context = result.stdout.split("context (", 1)[1].splitlines()[2:]
+    assert context and all(re.fullmatch(r"\[[^\]]+\] \S.* said on \d{1,2} [A-Z][a-z]+ \d{4}: .+", line) for line in context), context
+
+
+def test_ingest_json_prints_the_reports_only(cli_env, tmp_path, hm_testconv_file):
+    cli_env(tmp_path / "ingest-json")
+    result = run("ingest", "locomo", str(hm_testconv_file), "--json")
+    assert result.exit_code == 0, result.output
+    [report] = json.loads(result.stdout)
+    assert report["memory_id"] == "testconv" and report["turns"] == 22 and report["sessions_ingested"] == 3

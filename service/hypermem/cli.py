@@ -60,14 +60,30 @@ def _open_service(llm: bool | None):
     return MemoryService.open(settings, use_llm=llm)
 
 
-def _ingest_locomo(svc, path: str, conversations: list[str] | None) -> None:
-    """Ingest conversations with a progress bar and print counts per conversation."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def _show_table(console, title: str, headers: list[str], rows: list[list[str]]) -> None:
+    """A rich table on a terminal; elsewhere (a pipe, a file) plain tab-separated lines with whole
+    headers, one line per row (whitespace inside a cell becomes one space)."""
     from rich.table import Table
 
-    from hypermem.ingest.locomo import LocomoFormatError, load_locomo
+    if console.is_terminal:
+        table = Table(*headers, title=title)
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return
+    console.file.write(f"# {title}\n")
+    for row in [headers, *rows]:
+        console.file.write("\t".join(" ".join(str(cell).split()) for cell in row) + "\n")
 
+
+REPORT_COLUMNS = ("turns", "episodes", "topics", "facts", "persons", "times", "locations", "hyperedges")
+
+
+def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> list:
+    """Ingest conversations with a progress bar on ``console`` (a terminal only); returns the IngestReports."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from hypermem.ingest.locomo import LocomoFormatError, load_locomo
     from hypermem.ingest.turns import IngestInputError
 
     try:
@@ -75,11 +91,9 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None) -> None:
     except (OSError, LocomoFormatError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    console = Console()
-    table = Table("conversation", "turns", "episodes", "topics", "facts", "persons", "times", "locations",
-                  "hyperedges", "sessions new/skipped", "seconds", title="ingested")  # fmt: skip
+    reports = []
     columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("turns"), TimeElapsedColumn()]
-    with Progress(*columns, console=console, transient=True) as progress:
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
         for conv in convs:
             task = progress.add_task(conv.sample_id, total=len(conv.messages))
             try:
@@ -87,18 +101,23 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None) -> None:
             except IngestInputError as exc:
                 raise IngestInputError(f"{conv.sample_id}: {exc.field}", exc.problem) from None
             progress.update(task, completed=len(conv.messages))
-            table.add_row(conv.sample_id, *(str(getattr(report, f)) for f in
-                          ("turns", "episodes", "topics", "facts", "persons", "times", "locations", "hyperedges")),
-                          f"{report.sessions_ingested}/{report.sessions_skipped}", f"{report.elapsed_s:.1f}")  # fmt: skip
-    console.print(table)
-    console.print(f"LLM: {'on' if svc.llm is not None else 'off (no-LLM path)'}; store: {svc.settings.store}")
+            reports.append(report)
+    return reports
+
+
+def _print_reports(svc, reports: list, console) -> None:
+    """Counts per conversation as a table on ``console``."""
+    rows = [[r.memory_id, *(str(getattr(r, f)) for f in REPORT_COLUMNS), f"{r.sessions_ingested}/{r.sessions_skipped}",
+             f"{r.elapsed_s:.1f}"] for r in reports]  # fmt: skip
+    _show_table(console, "ingested", ["conversation", *REPORT_COLUMNS, "sessions new/skipped", "seconds"], rows)
+    console.print(f"LLM: {'on' if svc.llm is not None else 'off (no-LLM path)'}; store: {svc.settings.store}",
+                  markup=False, highlight=False, soft_wrap=True)  # fmt: skip
 
 
 def _print_result(result: dict, as_json: bool) -> None:
     import json
 
     from rich.console import Console
-    from rich.table import Table
 
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
@@ -106,19 +125,20 @@ def _print_result(result: dict, as_json: bool) -> None:
     console = Console()
     stop = result["stop"]
     console.print(f"[bold]{result['query']}[/bold]  ({result['analysis']['query_type']} query; stopped by "
-                  f"{stop['rule']} at {stop['cut_at']} of {stop['considered']} facts)")  # fmt: skip
-    table = Table("dia_id", "score", "turn", "path", title="evidence turns")
+                  f"{stop['rule']}: kept {stop['cut_at']} of {stop['considered']} facts (cut_at {stop['cut_at']}); "
+                  f"{len(result['turns'])} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
+    rows = []
     for turn in result["turns"]:
         path = " -> ".join(
             f"{step['level']}" + (f"({step['score']:.3f})" if "score" in step else f"(w={step['weight']:.2f})" if "weight" in step else "")
             for step in turn["path"][1:-1]
         )  # fmt: skip
-        table.add_row(turn["dia_id"], f"{turn['score']:.4f}", f"{turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}", path)
-    console.print(table)
+        rows.append([turn["dia_id"], f"{turn['score']:.4f}", f"{turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}", path])
+    _show_table(console, "evidence turns", ["dia_id", "score", "turn", "path"], rows)
     if result.get("answer"):
         console.print(f"[bold]answer:[/bold] {result['answer']}")
     console.print(f"[bold]context[/bold] ({result['context_tokens']} tokens, {result['timings_ms']['total']:.0f} ms):")
-    console.print(result["context"], markup=False, highlight=False)
+    console.print(result["context"], markup=False, highlight=False, soft_wrap=not console.is_terminal)
 
 
 @ingest_app.command("locomo")
@@ -126,10 +146,21 @@ def ingest_locomo(
     path: str = typer.Argument(..., help="A LoCoMo-format JSON file."),
     conversation: list[str] = typer.Option(None, "--conversation", "-c", help="A sample_id to ingest (repeatable; default all)."),
     llm: bool = typer.Option(None, "--llm/--no-llm", help="Force the LLM or the no-LLM path (default: LLM when configured)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the ingest reports as JSON (a list, one per conversation)."),
 ) -> None:
     """Ingest LoCoMo conversations (one memory per sample_id); idempotent and resumable."""
+    import json
+    from dataclasses import asdict
+
+    from rich.console import Console
+
+    console = Console(stderr=as_json)
     with _open_service(llm) as svc:
-        _ingest_locomo(svc, path, conversation)
+        reports = _ingest_locomo(svc, path, conversation, console)
+        if as_json:
+            typer.echo(json.dumps([asdict(r) for r in reports], indent=2))
+        else:
+            _print_reports(svc, reports, console)
 
 
 @app.command()
@@ -165,7 +196,6 @@ def demo(
 ) -> None:
     """The main job: ingest a conversation file into the embedded store, then answer a question from memory."""
     from hypermem.ingest.locomo import load_locomo
-
     from hypermem.retrieve.pipeline import MAX_QUERY_CHARS
 
     path = path or _sample_path()
@@ -175,8 +205,11 @@ def demo(
         question = SAMPLE_QUESTION
     if not question.strip() or len(question) > MAX_QUERY_CHARS:
         raise typer.BadParameter(f"must be 1 to {MAX_QUERY_CHARS} characters", param_hint="--question")
+    from rich.console import Console
+
+    console = Console(stderr=as_json)  # with --json, stdout holds the query's JSON only
     with _open_service(None) as svc:
-        _ingest_locomo(svc, path, conversation)
+        _print_reports(svc, _ingest_locomo(svc, path, conversation, console), console)
         memory_id = (conversation or [load_locomo(path)[0].sample_id])[0]
         _print_result(svc.query(memory_id, question), as_json)
 
@@ -249,12 +282,18 @@ def serve(
 
     from hypermem.api import create_app
     from hypermem.config import Settings
+    from hypermem.errors import HypermemError
 
     settings = Settings()
     if not settings.admin_key:
         typer.echo("HYPERMEM_ADMIN_KEY is not set: no tenant key can be created.", err=True)
-    api = create_app(settings, sync_batch_limit=sync_batch)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # run the cleanup below on `kill` too
+    # SIGTERM raises SystemExit, also during start-up, so every cleanup below and in create_app runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        api = create_app(settings, sync_batch_limit=sync_batch)
+    except HypermemError as exc:
+        typer.echo(f"cannot start: {exc}", err=True)
+        raise typer.Exit(1) from exc
     typer.echo(f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)")
     try:
         api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
@@ -272,6 +311,26 @@ def mcp_command(
     from hypermem.mcp_server import run as run_mcp
 
     run_mcp(http=http, host=host, port=port)
+
+
+@app.command()
+def reindex() -> None:
+    """Re-embed the configured store with the configured embedding model (after a model or dimension change).
+
+    The dialogue stays; every memory's sessions are rebuilt with the new vectors and the vector
+    indexes are recreated at the new dimension. Safe to run again after an interruption.
+    """
+    from hypermem.config import Settings
+    from hypermem.embed import Embedder
+    from hypermem.reindex import reindex as reindex_store
+    from hypermem.store import open_store
+
+    settings = Settings()
+    embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
+    with open_store(settings) as store:
+        report = reindex_store(settings, store, embedder, on_memory=lambda m, n: typer.echo(f"{m}: {n} turns re-embedded"))
+    typer.echo(f"re-embedded {len(report.turns)} memories: {report.old_model} ({report.old_dimension} dimensions) -> "
+               f"{report.new_model} ({report.new_dimension} dimensions)")  # fmt: skip
 
 
 @app.command()
@@ -330,3 +389,7 @@ def doctor() -> None:
     console.print(summary)
     console.print(indexes)
     console.print("[green]ok")
+
+
+if __name__ == "__main__":
+    run()

@@ -49,6 +49,8 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_concurrency: int = Field(default=4, ge=1, le=64)
     llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_breaker_failures: int = Field(default=5, ge=1, description="Consecutive failed LLM attempts that open the circuit.")
+    llm_breaker_cooldown_s: float = Field(default=60.0, gt=0, description="While open, LLM stages use their no-LLM twin.")
     llm_cache_dir: Path = DEFAULT_DATA_DIR / "llm-cache"
 
     # --- ingest ------------------------------------------------------------------------
@@ -77,6 +79,14 @@ class Settings(BaseSettings):
     # --- API ---------------------------------------------------------------------------
     admin_key: str | None = Field(default=None, description="Bearer key that may create tenant keys.")
     max_request_bytes: int = Field(default=2_000_000, ge=1024)
+    max_json_depth: int = Field(default=64, ge=4, description="Deepest JSON nesting a request body may have.")
+    query_records_per_memory: int = Field(default=1_000, ge=0, description="Stored query results kept per memory (newest).")
+    query_record_max_age_days: float = Field(default=30.0, gt=0, description="Stored query results older than this are dropped.")
+    query_record_max_bytes: int = Field(default=200_000, ge=1_000, description="A stored query result above this keeps no evidence lists.")
+
+    # --- concurrency -------------------------------------------------------------------
+    lock_lease_s: float = Field(default=60.0, gt=0, description="Lease of a memory's ingest/delete lock; renewed while held.")
+    lock_wait_s: float = Field(default=60.0, ge=0, description="How long an ingest or delete waits for a busy memory.")
 
     @field_validator("store")
     @classmethod

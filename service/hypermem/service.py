@@ -11,6 +11,7 @@ from functools import cached_property
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
+from hypermem.locks import MemoryLock
 from hypermem.model import Conversation, Message
 from hypermem.store import GraphStore, open_store
 
@@ -33,7 +34,12 @@ class MemoryService:
         """
         settings = settings or Settings()
         embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
-        return cls(settings, open_store(settings, keep_server=keep_server), embedder, use_llm=use_llm)
+        store = open_store(settings, keep_server=keep_server)
+        try:
+            return cls(settings, store, embedder, use_llm=use_llm)
+        except BaseException:  # a schema mismatch or a SIGTERM must not orphan the embedded server
+            store.close()
+            raise
 
     def __enter__(self) -> MemoryService:
         return self
@@ -65,18 +71,31 @@ class MemoryService:
 
         return Retriever(self.settings, self.store, self.embedder, self.llm)
 
+    def lock(self, memory_id: str, operation: str, **options) -> MemoryLock:
+        """The cross-process lock of ``memory_id`` (ingest and delete hold it); see ``hypermem.locks``."""
+        options.setdefault("lease_s", self.settings.lock_lease_s)
+        options.setdefault("wait_s", self.settings.lock_wait_s)
+        return MemoryLock(self.store, memory_id, operation, **options)
+
     def ingest_conversation(self, conversation: Conversation, *, progress=None):
         """Ingest a whole conversation into memory ``conversation.sample_id``. Returns an ``IngestReport``."""
-        return self.ingestor.ingest(conversation.sample_id, conversation.messages, progress=progress)
+        return self.ingest_messages(conversation.sample_id, conversation.messages, progress=progress)
 
     def ingest_messages(self, memory_id: str, messages: list[Message], *, progress=None):
-        """Ingest live messages (idempotent by ``message_id``). Returns an ``IngestReport``."""
-        return self.ingestor.ingest(memory_id, messages, progress=progress)
+        """Ingest live messages (idempotent by ``message_id``) holding the memory's lock. Returns an
+        ``IngestReport``; raises ``IngestInputError`` for bad input, ``MemoryBusy`` when the lock stays taken."""
+        from hypermem.ingest.pipeline import check_memory_id
+
+        check_memory_id(memory_id)
+        with self.lock(memory_id, "ingest"):
+            return self.ingestor.ingest(memory_id, messages, progress=progress)
 
     def query(self, memory_id: str, text: str, **overrides) -> dict:
         """Retrieve evidence for ``text`` in ``memory_id``; see ``hypermem.retrieve.pipeline`` for the shape."""
         return self.retriever.query(memory_id, text, **overrides)
 
     def delete_memory(self, memory_id: str) -> int:
-        """Delete every node of ``memory_id``. Returns the number of nodes removed."""
-        return self.store.delete_memory(memory_id)
+        """Delete every node of ``memory_id`` holding its lock (never halfway through an ingest).
+        Returns the number of nodes removed; raises ``MemoryBusy`` when the lock stays taken."""
+        with self.lock(memory_id, "delete"):
+            return self.store.delete_memory(memory_id)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from flask_smorest import Blueprint, abort
 
 from hypermem.api import auth
-from hypermem.api.state import state
 from hypermem.api.schemas import AssignedSchema, KeyCreatedSchema, KeyRevokedSchema
+from hypermem.api.state import state
 
 blp = Blueprint("tenants", __name__, url_prefix="/v1/tenants", description="Tenant keys and memory ownership (admin key).")
 

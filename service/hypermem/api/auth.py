@@ -145,6 +145,12 @@ def tenant_owner(store: GraphStore, tenant: str, memory_id: str, *, claim: bool 
     return owner if owner is not None and owner["tenant"] == tenant else None
 
 
+def release_claim(store: GraphStore, memory_id: str) -> bool:
+    """Drop the owner of ``memory_id`` if it holds no dialogue (its first ingest failed). Returns whether it did."""
+    rows = store.query("api/release_memory", id=_owner_id(memory_id), memory_id=memory_id)
+    return bool(rows and rows[0]["released"])
+
+
 def assign_memory(store: GraphStore, memory_id: str, tenant: str) -> None:
     """Make ``tenant`` the owner of ``memory_id`` (admin operation; replaces any owner)."""
     store.query("api/assign_memory", id=_owner_id(memory_id), memory_id=memory_id, tenant=tenant, created_at=utcnow())

@@ -7,7 +7,7 @@ import json
 from flask import url_for
 from flask_smorest import Blueprint, abort
 
-from hypermem.api import auth
+from hypermem.api import auth, records
 from hypermem.api.jobs import to_json
 from hypermem.api.schemas import (
     DeletedSchema,
@@ -18,11 +18,11 @@ from hypermem.api.schemas import (
     MemorySchema,
     QueryRequestSchema,
     QueryResultSchema,
+    RejectedItem,
 )
 from hypermem.api.state import state
+from hypermem.ingest.turns import message_problems
 from hypermem.model import Message
-from hypermem.ingest.turns import IngestInputError
-from hypermem.ingest.turns import validate as validate_messages
 from hypermem.retrieve.pipeline import QueryError
 
 blp = Blueprint("memories", __name__, url_prefix="/v1", description="Ingest, query, explain and delete memories.")
@@ -46,12 +46,21 @@ def get_memory(memory_id: str):
 @blp.route("/memories/<memory_id:memory_id>", methods=["DELETE"])
 @blp.response(200, DeletedSchema)
 def delete_memory(memory_id: str):
-    """Delete a memory: every node carrying its memory_id (turns to topics, stored queries, jobs, owner)."""
+    """Delete a memory: every node carrying its memory_id (turns to topics, stored queries, jobs, owner).
+    Waits for a running ingest of the memory to end (409 when it does not end in time)."""
     auth.authorize_memory(state().store, memory_id)
-    jobs = state().jobs
-    with jobs.lock:
-        deleted = state().service.delete_memory(memory_id)
+    deleted = state().service.delete_memory(memory_id)
     return {"memory_id": memory_id, "deleted_nodes": deleted}
+
+
+def _rejections(items: list, max_chars: int) -> tuple[list[tuple[int, Message]], dict[int, dict]]:
+    """The valid ``(index, Message)`` pairs of a batch and the errors of the others by index and field."""
+    rejected = {i: item.errors for i, item in enumerate(items) if isinstance(item, RejectedItem)}
+    accepted = [(i, Message(**item)) for i, item in enumerate(items) if i not in rejected]
+    problems = message_problems([m for _, m in accepted], max_chars)
+    for position, found in problems.items():
+        rejected[accepted[position][0]] = {field.rsplit(".", 1)[1]: [problem] for field, problem in found}
+    return [(i, m) for i, m in accepted if i not in rejected], rejected
 
 
 @blp.route("/memories/<memory_id:memory_id>/messages", methods=["POST"])
@@ -63,21 +72,41 @@ def ingest(body: dict, memory_id: str):
 
     The first write to an unused memory_id makes it the caller's. Batches of up to the
     synchronous limit (50 by default) are ingested before answering (200, with the report);
-    larger ones are queued (202, with a job id to poll).
+    larger ones are queued (202, with a job id to poll). Every bad message is reported (422,
+    ``errors.json.messages.{index}.{field}``); with ``"partial": true`` the valid messages are
+    stored and ``statuses`` gives a status per message.
     """
     current = state()
-    messages = [Message(**message) for message in body["messages"]]
-    try:
-        validate_messages(messages, current.settings.max_message_chars)
-    except IngestInputError as exc:
-        abort(422, message=str(exc), errors={"json": {exc.field: [exc.problem]}})
+    items = body["messages"]
+    accepted, rejected = _rejections(items, current.settings.max_message_chars)
+    if rejected and (not body["partial"] or not accepted):
+        abort(422, message=f"{len(rejected)} of {len(items)} messages are unusable",
+              errors={"json": {"messages": rejected}})  # fmt: skip
+    messages = [m for _, m in accepted]
+    claimed = auth.owner_of(current.store, memory_id) is None
     auth.authorize_memory(current.store, memory_id, claim=True)
+    out = {"memory_id": memory_id, "messages": len(messages)}
+    if body["partial"]:
+        out["rejected"] = len(rejected)
+        done = "stored" if len(messages) <= current.sync_batch_limit else "queued"
+        statuses = {i: {"index": i, "message_id": m.message_id, "status": done, "errors": None} for i, m in accepted}
+        for i, errors in rejected.items():
+            given = items[i]
+            given_id = given.message_id if isinstance(given, RejectedItem) else given["message_id"]
+            statuses[i] = {"index": i, "message_id": given_id, "status": "rejected", "errors": errors}
+        out["statuses"] = [statuses[i] for i in sorted(statuses)]
     if len(messages) <= current.sync_batch_limit:
-        report = current.jobs.ingest_now(memory_id, messages)
-        return {"memory_id": memory_id, "status": "done", "messages": len(messages), "job_id": None, "report": report}
+        try:
+            report = current.jobs.ingest_now(
+                memory_id, messages, before=lambda: auth.authorize_memory(current.store, memory_id, claim=True)
+            )
+        except BaseException:
+            if claimed:
+                auth.release_claim(current.store, memory_id)
+            raise
+        return {**out, "status": "done", "job_id": None, "report": report}
     job_id = current.jobs.submit(memory_id, messages)
-    body = {"memory_id": memory_id, "status": "queued", "messages": len(messages), "job_id": job_id, "report": None}
-    return body, 202, {"Location": url_for("memories.get_job", job_id=job_id)}
+    return {**out, "status": "queued", "job_id": job_id, "report": None}, 202, {"Location": url_for("memories.get_job", job_id=job_id)}
 
 
 @blp.route("/jobs/<hex_id:job_id>", methods=["GET"])
@@ -110,10 +139,7 @@ def query(body: dict, memory_id: str):
         field, _, problem = str(exc).partition(": ")
         abort(422, message=str(exc), errors={"json": {field: [problem or str(exc)]}})
     result = json.loads(to_json({**result, "created_at": auth.utcnow()}))
-    current.store.query(
-        "api/save_query", id=result["query_id"], memory_id=memory_id, query=text,
-        created_at=result["created_at"], result=to_json(result),
-    )
+    records.save(current.store, current.settings, memory_id, text, result)
     return result
 
 

@@ -6,9 +6,8 @@ import logging
 
 from flask_smorest import Blueprint, abort
 
-from hypermem.api.state import state
-
 from hypermem.api.schemas import HealthSchema, ReadySchema
+from hypermem.api.state import state
 
 log = logging.getLogger(__name__)
 
@@ -27,14 +26,19 @@ def health():
 @blp.doc(security=[])
 @blp.response(200, ReadySchema)
 def ready():
-    """Readiness: the graph store answers and carries this service's schema (503 otherwise)."""
-    store = state().store
+    """Readiness: the graph store answers and carries this service's schema (503 saying what is wrong)."""
+    current = state()
+    store = current.store
     try:
         meta = store.meta()
         engine = store.engine_version()
     except Exception as exc:  # noqa: BLE001 - any failure of the store means "not ready"
         log.warning("readiness check failed: %s", exc)
-        abort(503, message="the graph store is not reachable")
+        abort(503, message=f"the graph store is not reachable: {type(exc).__name__}: {exc}")
     if not meta:
         abort(503, message="the graph store has no hypermem schema yet")
+    dimension = current.service.embedder.dimension
+    if meta["dimension"] is not None and int(meta["dimension"]) != dimension:
+        abort(503, message=f"the store holds {meta['embedding_model']} vectors ({meta['dimension']} dimensions); this "
+                           f"service embeds with {current.settings.embedding_model} ({dimension}): run `hypermem reindex`")  # fmt: skip
     return {"status": "ready", "engine": engine, "embedding_model": meta["embedding_model"]}

@@ -7,9 +7,22 @@ given, is dropped and the wall-clock time kept (the memory reasons in conversati
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
-from marshmallow import INCLUDE, RAISE, Schema, ValidationError, fields, post_dump, post_load, validate, validates_schema
+from marshmallow import (
+    INCLUDE,
+    RAISE,
+    Schema,
+    ValidationError,
+    fields,
+    post_dump,
+    post_load,
+    validate,
+    validates_schema,
+)
+
+from hypermem.text import encodable
 
 EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
@@ -23,13 +36,19 @@ _PATTERNS = {
 }
 
 
+def _encodable(value: str) -> None:
+    """Refuse a lone surrogate (JSON allows ``"\\ud83d"``; no engine, hash or tokenizer takes it)."""
+    if not encodable(value):
+        raise ValidationError("is not valid UTF-8 (unpaired surrogate)")
+
+
 class Text(fields.String):
-    """A string of at most ``max_length`` characters without NUL. ``blank=False`` also refuses
-    whitespace-only strings; ``key`` refuses blanks and '/' (the value becomes part of a node id)."""
+    """A string of at most ``max_length`` characters without NUL or lone surrogates. ``blank=False``
+    also refuses whitespace-only strings; ``key`` refuses blanks and '/' (an id of the caller's)."""
 
     def __init__(self, *, min_length: int = 0, max_length: int | None = 20_000, blank: bool = True, key: bool = False, **kwargs):
         pattern, error = _PATTERNS["key" if key else "text" if blank else "non_blank"]
-        validators = [validate.Length(min=min_length, max=max_length), validate.Regexp(pattern, error=error)]
+        validators = [_encodable, validate.Length(min=min_length, max=max_length), validate.Regexp(pattern, error=error)]
         super().__init__(validate=validators, **kwargs)
 
 
@@ -81,22 +100,70 @@ class MessageSchema(RequestSchema):
         return data
 
 
+@dataclass(frozen=True)
+class RejectedItem:
+    """A message refused in partial mode: its errors by field, as marshmallow reports them."""
+
+    errors: dict
+    message_id: str | None = None
+
+
+class _Messages(fields.List):
+    """The batch's messages. With ``"partial": true`` in the body a bad item becomes a ``RejectedItem``
+    instead of failing the whole batch."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not (isinstance(data, dict) and data.get("partial") is True and isinstance(value, list)):
+            return super()._deserialize(value, attr, data, **kwargs)
+        out = []
+        for item in value:
+            try:
+                out.append(self.inner.deserialize(item, **kwargs))
+            except ValidationError as exc:
+                given = item.get("message_id") if isinstance(item, dict) else None
+                out.append(RejectedItem(exc.normalized_messages(), given if isinstance(given, str) else None))
+        return out
+
+
 class IngestRequestSchema(RequestSchema):
-    messages = fields.List(fields.Nested(MessageSchema), required=True, validate=validate.Length(min=1, max=20_000))
+    messages = _Messages(
+        fields.Nested(MessageSchema), required=True, validate=validate.Length(min=1, max=20_000),
+        metadata={"description": "Every bad item is reported with its index and field."},
+    )
+    partial = fields.Boolean(
+        truthy={True}, falsy={False}, load_default=False,
+        metadata={"description": "Store the valid messages and report a status per item instead of refusing the batch."},
+    )
 
     @validates_schema
     def _unique_ids(self, data: dict, **kwargs) -> None:
         seen: set[str] = set()
+        repeated = {}
         for index, message in enumerate(data.get("messages", [])):
+            if isinstance(message, RejectedItem):
+                continue
             if message["message_id"] in seen:
-                raise ValidationError({"messages": {index: {"message_id": ["repeats an earlier message_id in this batch"]}}})
+                repeated[index] = {"message_id": ["repeats an earlier message_id in this batch"]}
             seen.add(message["message_id"])
+        if repeated and not data.get("partial"):
+            raise ValidationError({"messages": repeated})
+        for index, errors in repeated.items():
+            data["messages"][index] = RejectedItem(errors, data["messages"][index]["message_id"])
+
+
+class ItemStatusSchema(Schema):
+    index = fields.Integer(required=True, metadata={"description": "Position in the request's messages."})
+    message_id = fields.Raw(allow_none=True)
+    status = fields.String(required=True, validate=validate.OneOf(["stored", "queued", "rejected"]))
+    errors = fields.Dict(allow_none=True, metadata={"description": "Why a rejected item was refused, by field."})
 
 
 class IngestResponseSchema(Schema):
     memory_id = fields.String(required=True)
     status = fields.String(required=True, validate=validate.OneOf(["done", "queued"]))
-    messages = fields.Integer(required=True, metadata={"description": "Messages in the batch."})
+    messages = fields.Integer(required=True, metadata={"description": "Messages ingested or queued (valid ones)."})
+    rejected = fields.Integer(metadata={"description": "Partial mode: messages refused."})
+    statuses = fields.List(fields.Nested(ItemStatusSchema), metadata={"description": "Partial mode: a status per message, in request order."})
     job_id = fields.String(allow_none=True, metadata={"description": "Set when the batch was queued (202)."})
     report = fields.Dict(allow_none=True, metadata={"description": "The ingest report, when done synchronously (200)."})
 
@@ -106,6 +173,7 @@ class JobSchema(Schema):
     memory_id = fields.String(required=True)
     status = fields.String(required=True, validate=validate.OneOf(["queued", "running", "done", "failed"]))
     messages = fields.Integer(required=True)
+    progress = fields.Integer(metadata={"description": "Messages ingested so far."})
     created_at = fields.String(required=True)
     updated_at = fields.String(required=True)
     report = fields.Dict(allow_none=True)

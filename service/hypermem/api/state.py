@@ -16,7 +16,7 @@ class ApiState:
         self.service = service
         self.owns_service = owns_service
         self.sync_batch_limit = sync_batch_limit
-        self.jobs = IngestJobs(service)
+        self.jobs = IngestJobs(service, chunk_size=sync_batch_limit)
 
     @property
     def store(self):

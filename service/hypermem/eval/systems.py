@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 from time import perf_counter
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from hypermem.model import Conversation
 from hypermem.ingest.turns import turn_text
-from hypermem.model import node_id
+from hypermem.model import Conversation, node_id
 from hypermem.retrieve.fusion import rrf
 
 if TYPE_CHECKING:

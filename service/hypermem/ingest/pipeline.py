@@ -27,6 +27,7 @@ from hypermem.ingest.elements import ElementExtractor, TurnElements
 from hypermem.ingest.episodes import centroid, describe, episode_search_text
 from hypermem.ingest.facts import FactDraft, LLMFactExtractor, TurnFactExtractor
 from hypermem.ingest.keywords import KeywordExtractor
+from hypermem.ingest.names import clean_name
 from hypermem.ingest.passages import PassageSplitter
 from hypermem.ingest.propagation import propagate
 from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter
@@ -36,6 +37,7 @@ from hypermem.ingest.topics import LLMTopicAssigner, TopicAssigner, TopicState
 from hypermem.ingest.turns import IngestInputError, TurnDraft, session_hash, to_drafts, validate
 from hypermem.model import MEMORY_ID_PATTERN, Element, Episode, Fact, Message, Turn, as_row, node_id
 from hypermem.store import GraphStore
+from hypermem.store.ids import key, name_key
 
 log = logging.getLogger(__name__)
 
@@ -174,16 +176,16 @@ class Ingestor:
     def _element_ids(self, memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
         """Elements of one turn keyed by node id: the speaker, named persons, locations and times."""
         out: dict[str, Element] = {}
-        for name in [turn.speaker, *found.persons]:
-            element = Element(memory_id, node_id(memory_id, "person", name.lower()), "Person", name, name)
-            out[element.id] = element
-        for name in found.locations:
-            element = Element(memory_id, node_id(memory_id, "location", name.lower()), "Location", name, name)
-            out[element.id] = element
+        named = [("Person", raw) for raw in [turn.speaker, *found.persons]] + [("Location", raw) for raw in found.locations]
+        for kind, raw in named:
+            name = clean_name(raw)
+            if name is not None:
+                element = Element(memory_id, node_id(memory_id, kind.lower(), name_key(name)), kind, name, name)
+                out[element.id] = element
         said = turn.timestamp[:10]
         times = [(said, said)] + [(t.value, t.display) for t in found.times]
         for value, display in times:
-            element = Element(memory_id, node_id(memory_id, "time", value), "Time", display, value)
+            element = Element(memory_id, node_id(memory_id, "time", key(value)), "Time", display, value)
             out[element.id] = element
         return out
 
@@ -196,7 +198,7 @@ class Ingestor:
             title, summary = describe(turns, vectors[start:end], self.keywords)
             episode = Episode(
                 memory_id=memory_id,
-                id=node_id(memory_id, "episode", turns[0].dia_id),
+                id=node_id(memory_id, "episode", key(turns[0].dia_id)),
                 session=session.session,
                 title=title,
                 summary=summary,
@@ -304,7 +306,7 @@ class Ingestor:
         store.write(
             "ingest/mark_sessions",
             [
-                {"id": node_id(memory_id, "ingest", s.session), "memory_id": memory_id, "session": s.session,
+                {"id": node_id(memory_id, "ingest", key(s.session)), "memory_id": memory_id, "session": s.session,
                  "hash": session_hash(s.turns)}  # fmt: skip
                 for s in sessions
             ],

@@ -6,20 +6,24 @@ A shared photo (``image_caption``, LoCoMo's ``blip_caption``) is kept as text.
 
 from __future__ import annotations
 
-from hypermem.errors import HypermemError
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from hypermem.model import Message
-from hypermem.model import Turn, node_id
+from hypermem.errors import HypermemError
+from hypermem.model import Message, Turn, node_id
+from hypermem.store.ids import key
+from hypermem.text import text_problem
 
 
 class IngestInputError(HypermemError, ValueError):
-    """A message is unusable. ``field`` names it, e.g. ``messages[3].speaker``."""
+    """Messages are unusable. ``field`` / ``problem`` name the first bad field, e.g. ``messages[3].speaker``;
+    ``problems`` lists every one as ``(field, problem)`` in message order."""
 
-    def __init__(self, field: str, problem: str):
-        super().__init__(f"{field}: {problem}")
+    def __init__(self, field: str, problem: str, problems: list[tuple[str, str]] | None = None):
+        self.problems = problems or [(field, problem)]
+        more = f" (and {len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
+        super().__init__(f"{field}: {problem}{more}")
         self.field = field
         self.problem = problem
 
@@ -41,34 +45,45 @@ def turn_text(message: Message) -> str:
     return text
 
 
-def validate(messages: list[Message], max_chars: int) -> None:
-    """Raise ``IngestInputError`` for the first unusable message; return None when all are fine."""
+def message_problems(messages: list[Message], max_chars: int) -> dict[int, list[tuple[str, str]]]:
+    """Every problem of every message: ``{index: [(field, problem), ...]}`` (fields as ``messages[i].name``)."""
+    found: dict[int, list[tuple[str, str]]] = {}
     seen: set[str] = set()
     for index, message in enumerate(messages):
         where = f"messages[{index}]"
-        if not isinstance(message.message_id, str) or not message.message_id.strip():
-            raise IngestInputError(f"{where}.message_id", "missing or empty")
-        if "/" in message.message_id:
-            raise IngestInputError(f"{where}.message_id", "must not contain '/'")
-        if message.message_id in seen:
-            raise IngestInputError(f"{where}.message_id", f"duplicate {message.message_id!r} in one batch")
-        seen.add(message.message_id)
-        if not isinstance(message.speaker, str) or not message.speaker.strip():
-            raise IngestInputError(f"{where}.speaker", "missing or empty")
-        if not isinstance(message.text, str) or not turn_text(message):
-            raise IngestInputError(f"{where}.text", "missing or empty")
-        if len(message.text) > max_chars:
-            raise IngestInputError(f"{where}.text", f"{len(message.text)} characters; the limit is {max_chars}")
-        try:
-            message.text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise IngestInputError(f"{where}.text", "is not valid UTF-8 (unpaired surrogate)") from exc
-        if "\x00" in message.text:
-            raise IngestInputError(f"{where}.text", "contains a NUL character")
+        problems = []
+        checks = {
+            "message_id": text_problem(message.message_id, key=True),
+            "speaker": text_problem(message.speaker),
+            "text": text_problem(message.text, blank_ok=True),
+            "session_id": text_problem(message.session_id, key=True),
+            "image_caption": None if message.image_caption is None else text_problem(message.image_caption, blank_ok=True),
+        }
+        if checks["message_id"] is None:
+            if message.message_id in seen:
+                checks["message_id"] = f"duplicate {message.message_id!r} in one batch"
+            seen.add(message.message_id)
+        if checks["text"] is None:
+            if len(message.text) > max_chars:
+                checks["text"] = f"{len(message.text)} characters; the limit is {max_chars}"
+            elif checks["image_caption"] is None and not turn_text(message):
+                checks["text"] = "missing or empty"
+        for name, problem in checks.items():
+            if problem is not None:
+                problems.append((f"{where}.{name}", problem))
         if not isinstance(message.timestamp, datetime):
-            raise IngestInputError(f"{where}.timestamp", "not a datetime")
-        if not isinstance(message.session_id, str) or not message.session_id.strip() or "/" in message.session_id:
-            raise IngestInputError(f"{where}.session_id", "missing, empty or containing '/'")
+            problems.append((f"{where}.timestamp", "not a datetime"))
+        if problems:
+            found[index] = problems
+    return found
+
+
+def validate(messages: list[Message], max_chars: int) -> None:
+    """Raise ``IngestInputError`` listing every unusable field of every message; return None when all are fine."""
+    found = message_problems(messages, max_chars)
+    if found:
+        problems = [p for index in sorted(found) for p in found[index]]
+        raise IngestInputError(*problems[0], problems)
 
 
 def to_drafts(memory_id: str, messages: list[Message], first_seq: int) -> list[TurnDraft]:
@@ -80,7 +95,7 @@ def to_drafts(memory_id: str, messages: list[Message], first_seq: int) -> list[T
             TurnDraft(
                 Turn(
                     memory_id=memory_id,
-                    id=node_id(memory_id, "turn", message.message_id),
+                    id=node_id(memory_id, "turn", key(message.message_id)),
                     dia_id=message.message_id,
                     speaker=message.speaker.strip(),
                     text=turn_text(message),

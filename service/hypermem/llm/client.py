@@ -21,7 +21,6 @@ Temperature is always 0. Failures that survive the retries raise ``LLMError``.
 
 from __future__ import annotations
 
-from hypermem.errors import HypermemError
 import hashlib
 import json
 import logging
@@ -35,7 +34,10 @@ from typing import Any, TypeVar
 import diskcache
 import jsonschema
 import openai
-from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_any, wait_exponential
+
+from hypermem.errors import HypermemError
+from hypermem.llm.breaker import CircuitBreaker
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,7 @@ class LLMClient:
         max_attempts: int = 5,
         backoff_s: tuple[float, float] = (0.5, 20.0),
         max_tokens: int = 2048,
+        breaker: CircuitBreaker | None = None,
     ):
         if concurrency < 1 or max_attempts < 1:
             raise ValueError("concurrency and max_attempts must be >= 1")
@@ -115,6 +118,7 @@ class LLMClient:
         self._slots = threading.BoundedSemaphore(concurrency)
         self._lock = threading.Lock()
         self._json_schema_supported = True
+        self.breaker = breaker or CircuitBreaker()
         self._stats = dict.fromkeys(("calls", "cache_hits", "prompt_tokens", "completion_tokens", "errors"), 0)
 
     @classmethod
@@ -130,6 +134,7 @@ class LLMClient:
             concurrency=settings.llm_concurrency,
             timeout_s=settings.llm_timeout_s,
             cache_dir=settings.llm_cache_dir,
+            breaker=CircuitBreaker(settings.llm_breaker_failures, settings.llm_breaker_cooldown_s),
         )
 
     # --- public API -----------------------------------------------------------------
@@ -202,9 +207,24 @@ class LLMClient:
         return value
 
     def _with_retries(self, task: str, compute: Callable[[], Any]):
+        """``compute()`` with retries on transient errors; fails fast while the circuit breaker is open."""
+        if self.breaker.is_open:
+            raise LLMError(f"LLM task {task!r} skipped: the LLM failed {self.breaker.failures} times in a row "
+                           f"(circuit open for {self.breaker.remaining_s():.0f}s more)")  # fmt: skip
+
+        def attempt():
+            try:
+                value = compute()
+            except Exception as exc:
+                if _is_transient(exc):
+                    self.breaker.failure()
+                raise
+            self.breaker.success()
+            return value
+
         retrying = Retrying(
             retry=retry_if_exception(_is_transient),
-            stop=stop_after_attempt(self._max_attempts),
+            stop=stop_any(stop_after_attempt(self._max_attempts), lambda state: self.breaker.is_open),
             wait=wait_exponential(multiplier=self._backoff[0], max=self._backoff[1]),
             before_sleep=lambda state: log.warning(
                 "LLM task %s: attempt %d failed (%s); retrying", task, state.attempt_number, state.outcome.exception()
@@ -212,10 +232,10 @@ class LLMClient:
             reraise=False,
         )
         try:
-            return retrying(compute)
+            return retrying(attempt)
         except RetryError as exc:
             cause = exc.last_attempt.exception()
-            raise LLMError(f"LLM task {task!r} failed after {self._max_attempts} attempts: {cause}") from cause
+            raise LLMError(f"LLM task {task!r} failed after {exc.last_attempt.attempt_number} attempts: {cause}") from cause
         except openai.OpenAIError as exc:
             raise LLMError(f"LLM task {task!r} failed: {exc}") from exc
 

@@ -7,6 +7,8 @@ no evidence credit and would only add tokens.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 TURN_CHARS = 1_500  # a long turn listed as itself shows its beginning (its passages carry the rest)
 
 
@@ -20,8 +22,9 @@ def shorten(text: str, limit: int = TURN_CHARS) -> str:
 def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
     """``"Memory for: …"`` followed by one line per fact, ``[dia_ids] content``, in dialogue order.
 
-    A kept turn with no fact of its own (a reply turn, or after LLM selection) is listed as itself: its
-    matching passage (``snippet``) for a long turn, else its words up to ``TURN_CHARS`` characters.
+    A kept turn with no fact of its own (a reply turn, or after LLM selection) is listed as itself, in the
+    no-LLM fact's shape ``[dia_id] speaker said on 8 May 2023: text``: its matching passage (``snippet``) for
+    a long turn, else its words up to ``TURN_CHARS`` characters.
     """
     kept = {t["dia_id"] for t in turns}
     lines = []
@@ -32,7 +35,8 @@ def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
             lines.append(f"[{', '.join(ids)}] {fact['content']}")
             covered.update(ids)
     for turn in turns:
-        if turn["dia_id"] not in covered:
+        if turn["dia_id"] not in covered:  # the same shape as a no-LLM fact: "[D1:3] Ana said on 8 May 2023: …"
+            said = datetime.fromisoformat(turn["timestamp"]).strftime("%-d %B %Y")
             words = turn.get("snippet") or shorten(turn["text"])
-            lines.append(f"[{turn['dia_id']}] {turn['speaker']} ({turn['timestamp'][:10]}): {words}")
+            lines.append(f"[{turn['dia_id']}] {turn['speaker']} said on {said}: {words}")
     return f"Memory for: {query}\n" + "\n".join(lines)

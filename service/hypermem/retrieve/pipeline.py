@@ -23,7 +23,6 @@ Result shape (``Retriever.query``)::
 
 from __future__ import annotations
 
-from hypermem.errors import HypermemError
 import logging
 import time
 import uuid
@@ -33,8 +32,9 @@ from datetime import datetime
 import numpy as np
 
 from hypermem.config import Settings
-from hypermem.embed import Embedder
 from hypermem.dates import DateResolver
+from hypermem.embed import Embedder
+from hypermem.errors import HypermemError
 from hypermem.retrieve.analysis import LLMQueryAnalyzer, QueryAnalysis, RuleQueryAnalyzer
 from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.context import build_context
@@ -43,6 +43,7 @@ from hypermem.retrieve.recency import apply_recency
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.stopping import StopDecision, cut
 from hypermem.store import GraphStore
+from hypermem.text import text_problem
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,8 @@ class Retriever:
             raise QueryError("query: must be a non-empty string")
         if len(text) > MAX_QUERY_CHARS:
             raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+        if problem := text_problem(text):
+            raise QueryError(f"query: {problem}")
         try:
             cfg = SearchConfig.from_settings(self.settings, **overrides)
         except ValueError as exc:

@@ -8,16 +8,15 @@ and memory deletion here are engine-blind.
 
 from __future__ import annotations
 
-from hypermem.errors import HypermemError
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hypermem.errors import HypermemError
 from hypermem.store import queries
 from hypermem.store.dialect import Dialect, query_terms
-
 
 TERM_CACHE_SECONDS = 30.0
 
@@ -103,11 +102,21 @@ class GraphStore(ABC):
         if rows and rows[0]["dimension"] is not None and int(rows[0]["dimension"]) != dimension:
             raise SchemaMismatch(
                 f"store was built with {rows[0]['embedding_model']} ({rows[0]['dimension']} dimensions); "
-                f"the configured model {embedding_model} has {dimension}. Use another store, or delete this one."
+                f"the configured model {embedding_model} has {dimension}. Run `hypermem reindex` to re-embed it, "
+                "or use another store."
             )
         self._create_indexes(dimension)
         if not rows:
             self.query("schema/set_meta", embedding_model=embedding_model, dimension=dimension)
+
+    def drop_vector_indexes(self) -> None:
+        """Drop every vector index (``hypermem reindex``); one that is absent is skipped."""
+        for statement in self.dialect.vector_drop_statements():
+            try:
+                self.run_cypher(statement)
+            except Exception as exc:  # noqa: BLE001 - engines word "no such index" differently
+                if "no such index" not in str(exc).lower():
+                    raise
 
     def meta(self) -> dict[str, Any] | None:
         """``{"embedding_model", "dimension"}`` recorded by ``ensure_schema``, or None."""

@@ -66,6 +66,10 @@ class Dialect(ABC):
         """DDL creating range, vector and full-text indexes (idempotent at the store level)."""
 
     @abstractmethod
+    def vector_drop_statements(self) -> list[str]:
+        """DDL dropping every vector index (before re-embedding at another dimension)."""
+
+    @abstractmethod
     def _ann_call(self, label: str, prop: str) -> str:
         """``CALL`` of the native vector index yielding ``node, score`` (params ``kk``, ``vector``)."""
 
@@ -144,6 +148,9 @@ class FalkorDialect(Dialect):
             statements.append(f"CREATE FULLTEXT INDEX FOR (n:{label}) ON (n.text)")
         return statements
 
+    def vector_drop_statements(self) -> list[str]:
+        return [f"DROP VECTOR INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in VECTOR_INDEXES]
+
     def _ann_call(self, label: str, prop: str) -> str:
         return f"CALL db.idx.vector.queryNodes('{label}', '{prop}', $kk, vecf32($vector)) YIELD node, score"
 
@@ -194,6 +201,9 @@ class Neo4jDialect(Dialect):
                 f"CREATE FULLTEXT INDEX {self.fulltext_index_name(label)} IF NOT EXISTS FOR (n:{label}) ON EACH [n.text]"
             )
         return statements
+
+    def vector_drop_statements(self) -> list[str]:
+        return [f"DROP INDEX {self.vector_index_name(label, prop)} IF EXISTS" for label, prop in VECTOR_INDEXES]
 
     def _ann_call(self, label: str, prop: str) -> str:
         return f"CALL db.index.vector.queryNodes('{self.vector_index_name(label, prop)}', $kk, $vector) YIELD node, score"

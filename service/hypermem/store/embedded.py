@@ -35,7 +35,7 @@ class EmbeddedServerError(StoreError):
     """The embedded FalkorDB server could not be started or reached."""
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether ``pid`` runs. A zombie (killed, not yet reaped by its parent) does not."""
     try:
         os.kill(pid, 0)
@@ -104,13 +104,25 @@ class EmbeddedFalkorDB:
             self._spawn()
         return self.socket_path
 
+    def restart(self) -> Path:
+        """Start the server again if it stopped answering (reaping our own dead child); else join it.
+
+        Returns the socket path. Every process sharing the directory may call this at once: the
+        ``flock`` in ``start()`` lets one spawn the server and the others join it.
+        """
+        if self.process is not None and self.process.poll() is not None:
+            log.error("embedded FalkorDB (pid %s) exited with %s", self.process.pid, self.process.returncode)
+            self.process = None
+            self.owned = False
+        return self.start()
+
     def _clear_stale(self) -> None:
         if self.pid_file.exists():
             try:
                 pid = int(self.pid_file.read_text().strip() or 0)
             except ValueError:
                 pid = 0
-            if pid and _alive(pid) and self._is_our_server(pid):
+            if pid and alive(pid) and self._is_our_server(pid):
                 log.warning("FalkorDB pid %s holds %s but does not answer; stopping it", pid, self.data_dir)
                 os.kill(pid, signal.SIGKILL)
                 self._wait_gone(pid)
@@ -127,7 +139,7 @@ class EmbeddedFalkorDB:
     @staticmethod
     def _wait_gone(pid: int, timeout_s: float = 10.0) -> None:
         deadline = time.monotonic() + timeout_s
-        while _alive(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
 
     def _spawn(self) -> None:
@@ -161,7 +173,18 @@ class EmbeddedFalkorDB:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        self.pid_file.write_text(str(self.process.pid))
+        try:
+            self.pid_file.write_text(str(self.process.pid))
+            self._wait_ready()
+        except BaseException:  # a timeout, or SIGTERM/Ctrl-C during start-up: leave no orphan server
+            self.process.kill()
+            self.process.wait()
+            self.pid_file.unlink(missing_ok=True)
+            raise
+        self.owned = True
+        log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
+
+    def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -169,11 +192,8 @@ class EmbeddedFalkorDB:
                     f"FalkorDB exited with code {self.process.returncode}; see {self.data_dir / 'falkordb.log'}"
                 )
             if _responds(self.socket_path):
-                self.owned = True
-                log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
                 return
             time.sleep(0.05)
-        self.process.kill()
         raise EmbeddedServerError(f"FalkorDB did not answer within {self.startup_timeout_s}s")
 
     def stop(self) -> None:

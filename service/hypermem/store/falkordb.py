@@ -3,21 +3,30 @@
 Constraints go through ``GRAPH.CONSTRAINT`` (after the range index they need);
 index DDL that already exists is skipped. Python datetimes are never sent as
 parameters (they break FalkorDB queries): timestamps travel as ISO strings.
+
+An embedded server that dies (a crash, a ``kill -9``) is detected on the next statement: the
+server is restarted from its append-only file and the statement retried once. A statement
+that kills the server twice raises ``StoreError`` (the server is up again for everyone else).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from pathlib import Path
 from typing import Any
 
 import redis
 from falkordb import FalkorDB
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from hypermem.model import LABELS
 from hypermem.store.base import GraphStore, StoreError
 from hypermem.store.dialect import FalkorDialect
 from hypermem.store.embedded import EmbeddedFalkorDB
 
+log = logging.getLogger(__name__)
 _ALREADY = ("already indexed", "already exists", "already has")
 
 
@@ -40,10 +49,32 @@ class FalkorDBStore(GraphStore):
         super().__init__(**kwargs)
         self.server = EmbeddedFalkorDB(Path(data_dir))
         self.keep_server = keep_server
-        socket_path = self.server.start()
-        self.db = FalkorDB(unix_socket_path=str(socket_path))
         self.graph_name = graph_name
-        self.graph = self.db.select_graph(graph_name)
+        self._recovering = threading.Lock()
+        self.restarts = 0
+        socket_path = self.server.start()
+        try:
+            self._connect(socket_path)
+        except BaseException:
+            self.server.stop()
+            raise
+
+    def _connect(self, socket_path: Path) -> None:
+        # No client-side retries: a dead server is handled by ``_recover`` at once, not after 10 s of backoff.
+        self.db = FalkorDB(unix_socket_path=str(socket_path), retry=Retry(NoBackoff(), 0))
+        self.graph = self.db.select_graph(self.graph_name)
+
+    def _recover(self, error: redis.ConnectionError) -> None:
+        """After a lost connection: restart the server if it is gone (else just reconnect)."""
+        with self._recovering:
+            log.error("lost the FalkorDB connection (%s); checking the server in %s", error, self.server.data_dir)
+            old = self.db
+            self._connect(self.server.restart())
+            self.restarts += 1
+            try:
+                old.connection.close()
+            except (redis.RedisError, OSError):
+                pass
 
     def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         if params and _has_nul(params):
@@ -52,7 +83,15 @@ class FalkorDBStore(GraphStore):
         try:
             result = self.graph.query(cypher, params or None)
         except redis.ConnectionError as exc:
-            raise StoreError(f"FalkorDB is not reachable: {exc}") from exc
+            self._recover(exc)
+            try:
+                result = self.graph.query(cypher, params or None)
+            except redis.ConnectionError as again:
+                self._recover(again)
+                raise StoreError(
+                    f"FalkorDB died twice running one statement and was restarted; see "
+                    f"{self.server.data_dir / 'falkordb.log'}: {again}"
+                ) from again
         columns = [column[1] for column in result.header]
         return [dict(zip(columns, row)) for row in result.result_set]
 

@@ -91,8 +91,11 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
     class ApiKey(Node):
         pass
 
+    class MemoryLock(Node):
+        pass
+
     classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState,
-               IngestJob, QueryRecord, MemoryOwner, ApiKey]  # fmt: skip
+               IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock]  # fmt: skip
     assert tuple(cls.__label__ for cls in classes) == LABELS
     return classes
 

@@ -1,0 +1,4 @@
+// A running job is alive; $progress (messages done) when known, else null. $id, $now, $beat (epoch seconds)
+MATCH (j:IngestJob {id: $id})
+WHERE j.status = 'running'
+SET j.heartbeat = $beat, j.updated_at = $now, j.progress = coalesce($progress, j.progress)

@@ -1,0 +1,54 @@
+"""The gate in front of the store for element names (Person, Location) and speakers.
+
+NER on technical chats tags markup and code as names (spaCy read ``Dark Mode</button>\\n`` as a
+Person, issue 9 §1). ``clean_name`` strips tags and entities, collapses whitespace, drops control
+characters, and refuses what still looks like code or is not a name at all. Which spans are
+persons is the NER's business (``hypermem.ingest.elements``); this gate only keeps the store clean.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+
+MAX_NAME_CHARS = 80
+MAX_NAME_WORDS = 6
+
+_TAG = re.compile(r"</?[A-Za-z][^<>]{0,200}>|</?>|<[!?][^<>]{0,200}>")
+# Characters and shapes no person or place name carries: brackets, operators, call or path syntax.
+_CODE = re.compile(
+    r"[<>{}\[\]|\\=;`$^~*]|\(\)|::|->|=>|//|&&|^[./]|\w\.\w+\(|\b(?:def|class|return|import|function|const|var|let)\b"
+    r"|\b[a-z]+[A-Z]|_\w"
+)
+
+
+def _printable(text: str) -> str:
+    """``text`` without control/format/surrogate/unassigned characters (whitespace becomes a space)."""
+    out = []
+    for char in text:
+        category = unicodedata.category(char)
+        if char.isspace():
+            out.append(" ")
+        elif category[0] != "C":
+            out.append(char)
+    return "".join(out)
+
+
+def clean_name(raw: str) -> str | None:
+    """A storable display name, or None when ``raw`` is not one.
+
+    Steps: HTML entities decoded, tags removed, control characters dropped, whitespace collapsed,
+    surrounding punctuation trimmed. None when nothing with a letter is left, when what is left looks
+    like code (brackets, operators, ``camelCase``, ``snake_case``, call syntax), or when it exceeds
+    ``MAX_NAME_CHARS`` characters or ``MAX_NAME_WORDS`` words.
+    """
+    if not isinstance(raw, str):
+        return None
+    text = _TAG.sub(" ", html.unescape(_printable(raw)))
+    text = " ".join(text.split()).strip(" \"'.,:;!?-–—()")
+    if not text or not any(char.isalpha() for char in text):
+        return None
+    if _CODE.search(text) or len(text) > MAX_NAME_CHARS or len(text.split()) > MAX_NAME_WORDS:
+        return None
+    return text

@@ -1,0 +1,43 @@
+"""Unique keys from user text: what goes into a node ``id`` never is the raw text.
+
+Every uniquely constrained ``id`` is ``"{memory_id}/{kind}/{key}"`` (``hypermem.model.node_id``).
+``key(value)`` turns a message id, session id, speaker or element name into a key that:
+
+- is a safe token (1-64 of ``[A-Za-z0-9_.:#-]``, starting with a letter or digit) kept as is, so
+  LoCoMo's ``D1:3`` stays readable in ``conv-26/turn/D1:3``;
+- is otherwise ``~`` + the first 20 hex digits (80 bits) of the BLAKE2b digest of the NFKC-normalised
+  value (``~`` is outside the safe alphabet, so a digest key never equals a kept token).
+
+Keys therefore hold no whitespace, control character, markup or surrogate. That closes FalkorDB
+4.16.3's SIGSEGV in ``EnforceUniqueEntity`` on a unique value ending in whitespace (issue 9 §1) and
+any similar engine bug on odd bytes. The human-readable text stays in non-key properties
+(``dia_id``, ``session``, ``speaker``, ``name``). The same value always gives the same key, so
+ingest stays idempotent by message id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+SAFE_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:#-]{0,63}")
+DIGEST_HEX = 20
+
+
+def normalise(value: str) -> str:
+    """NFKC form with surrogates replaced (so any str hashes), for keys and name matching."""
+    return unicodedata.normalize("NFKC", value.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+
+
+def key(value: str) -> str:
+    """A unique-key-safe form of ``value``: the value itself when it is a safe token, else ``~`` + digest."""
+    if SAFE_KEY.fullmatch(value):
+        return value
+    digest = hashlib.blake2b(normalise(value).encode("utf-8"), digest_size=DIGEST_HEX // 2).hexdigest()
+    return f"~{digest}"
+
+
+def name_key(name: str) -> str:
+    """The key of an element name: case- and space-insensitive (``"Dark  Mode"`` = ``"dark mode"``)."""
+    return key(" ".join(normalise(name).casefold().split()))

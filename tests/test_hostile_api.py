@@ -1,0 +1,269 @@
+"""A catalogue of hostile requests through the HTTP API (issue 9 "Must show"): 0 × 500, nothing lost,
+nothing left behind, and the embedded engine never restarted.
+
+Every case in ``REJECTED`` is refused with a 4xx; ingest cases post to a fresh memory id, which
+must not exist afterwards (no claimed empty memory). Every case in ``ACCEPTED`` is odd but legal
+text (trailing whitespace, markup, injection-looking strings): it is stored under memory
+``hostile-ok`` and read back intact. The seeded memory keeps its counts and still answers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import TESTCONV_SESSIONS
+
+from hypermem.api import create_app
+from hypermem.config import Settings
+
+ADMIN = "hostile-admin-key"
+SEED = "hostile-seed"
+OK = "hostile-ok"
+MAX_BYTES = 64_000
+
+
+def msg(n: int = 1, **fields) -> dict:
+    """A valid message, with ``fields`` replacing its own."""
+    base = {"message_id": f"h{n}", "speaker": "Nadia", "text": "I went hiking near Porto today.",
+            "timestamp": "2024-06-02T10:00:00", "session_id": "s1"}  # fmt: skip
+    base.update(fields)
+    return base
+
+
+def body(*messages: dict, **extra) -> dict:
+    return {"messages": list(messages), **extra}
+
+
+# --- refused: (name, field expected in the error or None, kind, payload) -----------------------------------
+# kind "ingest": JSON body to POST .../messages of a fresh memory; "raw": (bytes, content type) to the same;
+# "query": JSON body to POST .../query of the seeded memory; "get": a path to GET (read paths: a
+# whitespace-ending id is only ever matched, never written, so it reaches no unique constraint).
+SURROGATE = "\ud83d"
+REJECTED: list[tuple[str, str | None, str, object]] = [
+    ("surrogate in speaker", "speaker", "ingest", body(msg(speaker=f"Ana {SURROGATE}"))),
+    ("surrogate in message_id", "message_id", "ingest", body(msg(message_id=f"m{SURROGATE}"))),
+    ("surrogate in session_id", "session_id", "ingest", body(msg(session_id=SURROGATE))),
+    ("surrogate in image_caption", "image_caption", "ingest", body(msg(image_caption=f"a photo {SURROGATE}"))),
+    ("surrogate in text", "text", "ingest", body(msg(text=f"hello {SURROGATE}"))),
+    ("low surrogate alone", "text", "ingest", body(msg(text="\udc00"))),
+    ("NUL in text", "text", "ingest", body(msg(text="a\x00b"))),
+    ("NUL in speaker", "speaker", "ingest", body(msg(speaker="A\x00"))),
+    ("NUL in message_id", "message_id", "ingest", body(msg(message_id="a\x00"))),
+    ("NUL in session_id", "session_id", "ingest", body(msg(session_id="\x00"))),
+    ("slash in message_id", "message_id", "ingest", body(msg(message_id="a/b"))),
+    ("slash in session_id", "session_id", "ingest", body(msg(session_id="x/y"))),
+    ("empty message_id", "message_id", "ingest", body(msg(message_id=""))),
+    ("blank message_id", "message_id", "ingest", body(msg(message_id="   "))),
+    ("message_id too long", "message_id", "ingest", body(msg(message_id="m" * 201))),
+    ("message_id a number", "message_id", "ingest", body(msg(message_id=7))),
+    ("message_id null", "message_id", "ingest", body(msg(message_id=None))),
+    ("empty speaker", "speaker", "ingest", body(msg(speaker=""))),
+    ("blank speaker", "speaker", "ingest", body(msg(speaker=" \t\n"))),
+    ("speaker a list", "speaker", "ingest", body(msg(speaker=["Ana"]))),
+    ("speaker an object", "speaker", "ingest", body(msg(speaker={"name": "Ana"}))),
+    ("speaker too long", "speaker", "ingest", body(msg(speaker="A" * 201))),
+    ("text null", "text", "ingest", body(msg(text=None))),
+    ("text blank, no caption", "text", "ingest", body(msg(text="   "))),
+    ("text over max_message_chars", "text", "ingest", body(msg(text="y" * 20_001))),
+    ("timestamp words", "timestamp", "ingest", body(msg(timestamp="yesterday"))),
+    ("timestamp month 13", "timestamp", "ingest", body(msg(timestamp="2023-13-45T00:00:00"))),
+    ("timestamp 1066", "timestamp", "ingest", body(msg(timestamp="1066-10-14T09:00:00"))),
+    ("timestamp a number", "timestamp", "ingest", body(msg(timestamp=1717322400))),
+    ("unknown message field", "colour", "ingest", body(msg(colour="red"))),
+    ("duplicate ids in batch", "message_id", "ingest", body(msg(1), msg(1, text="again"))),
+    ("NUL and surrogate items: both reported", "1", "ingest", body(msg(1, text="\x00"), msg(2, speaker=SURROGATE))),
+    ("messages empty", "messages", "ingest", {"messages": []}),
+    ("messages not a list", "messages", "ingest", {"messages": "hello"}),
+    ("messages missing", "messages", "ingest", {}),
+    ("message a string", "messages", "ingest", {"messages": ["hello"]}),
+    ("message null", "messages", "ingest", {"messages": [None]}),
+    ("unknown top-level field", "oops", "ingest", {"messages": [msg()], "oops": 1}),
+    ("partial not a boolean", "partial", "ingest", {"messages": [msg()], "partial": "yes"}),
+    ("partial with every item bad", "messages", "ingest", {"messages": [msg(text="\x00")], "partial": True}),
+    ("top level a list", None, "ingest", [msg()]),
+    ("top level null", None, "ingest", None),
+    ("5,000 nested arrays", "json", "raw", (b"[" * 5000 + b"]" * 5000, "application/json")),
+    ("5,000 unclosed arrays", "json", "raw", (b"[" * 5000, "application/json")),
+    ("nested objects", "json", "raw", (b'{"a":' * 3000 + b"1" + b"}" * 3000, "application/json")),
+    ("nesting inside messages", "json", "raw", (b'{"messages": [' + b"[" * 4000 + b"]" * 4000 + b"]}", "application/json")),
+    ("not JSON", None, "raw", (b"{not json", "application/json")),
+    ("truncated JSON", None, "raw", (json.dumps(body(msg())).encode()[:-3], "application/json")),
+    ("invalid UTF-8 bytes", None, "raw", (b'{"messages": [{"text": "\xff\xfe"}]}', "application/json")),
+    ("plain text content type", None, "raw", (b"hello", "text/plain")),
+    ("empty body", None, "raw", (b"", "application/json")),
+    ("body over the byte limit", None, "raw", (json.dumps(body(msg(text="z" * MAX_BYTES))).encode(), "application/json")),
+    ("query surrogate", "query", "query", {"query": f"where {SURROGATE}"}),
+    ("query NUL", "query", "query", {"query": "a\x00b"}),
+    ("query empty", "query", "query", {"query": ""}),
+    ("query blank", "query", "query", {"query": "  \n"}),
+    ("query too long", "query", "query", {"query": "q" * 2001}),
+    ("query a number", "query", "query", {"query": 5}),
+    ("query a list", "query", "query", {"query": ["where"]}),
+    ("k_fact a string", "k_fact", "query", {"query": "where?", "k_fact": "10"}),
+    ("k_fact negative", "k_fact", "query", {"query": "where?", "k_fact": -1}),
+    ("k_fact huge", "k_fact", "query", {"query": "where?", "k_fact": 10**20}),
+    ("k_fact a float", "k_fact", "query", {"query": "where?", "k_fact": 1.5}),
+    ("stopping unknown", "stopping", "query", {"query": "where?", "stopping": "never"}),
+    ("unknown query field", "depth", "query", {"query": "where?", "depth": 3}),
+    ("bad memory id in path", "memory_id", "get", "/v1/memories/bad%20id"),
+    ("memory id too long", "memory_id", "get", "/v1/memories/" + "m" * 200),
+    ("NUL in memory id", "memory_id", "get", "/v1/memories/a%00b"),
+    ("job id not hex", "job_id", "get", "/v1/jobs/zz-not-hex"),
+    ("unknown job", None, "get", "/v1/jobs/" + "0" * 32),
+    ("unknown memory", None, "get", "/v1/memories/nobody-has-this"),
+    ("explanation of unknown query", None, "get", "/v1/queries/none-such/explanation"),
+    ("episode id with trailing space", None, "get", f"/v1/memories/{SEED}/episodes/{SEED}/episode/x%20"),
+    ("topic id a tab", None, "get", f"/v1/memories/{SEED}/topics/{SEED}/topic/%09"),
+    ("hyperedges of an id with a space", "node_id", "get", f"/v1/memories/{SEED}/hyperedges?node_id={SEED}/person/x%20"),
+    ("page limit not a number", "limit", "get", f"/v1/memories/{SEED}/topics?limit=abc"),
+]
+
+# --- accepted: legal but odd values, stored and read back -------------------------------------------------------
+ACCEPTED: list[tuple[str, dict]] = [
+    ("speaker with trailing space", {"speaker": "Ana "}),
+    ("speaker with trailing tab", {"speaker": "Ana\t"}),
+    ("speaker with trailing newline", {"speaker": "Ana\n"}),
+    ("markup speaker", {"speaker": "Dark Mode</button>\n"}),
+    ("message_id with trailing space", {"message_id": "x "}),
+    ("message_id with tab", {"message_id": "x\t"}),
+    ("message_id with newline", {"message_id": "m\n"}),
+    ("message_id markup", {"message_id": "<script>alert(1)<script>"}),
+    ("message_id Cypher", {"message_id": "') DETACH DELETE n --"}),
+    ("session_id with trailing space", {"session_id": "s "}),
+    ("session_id emoji", {"session_id": "😀 chat"}),
+    ("coding-chat turn", {"text": '<button id="toggleDarkMode">Toggle Dark Mode</button>\n</div>'}),
+    ("person name with trailing space in text", {"text": "I met Lucia \n yesterday in Madrid \t"}),
+    ("Cypher in text", {"text": "MATCH (n) DETACH DELETE n; CALL db.indexes()"}),
+    ("quotes and backslashes", {"text": "It's \"quoted\" \\ and `code` ${x}"}),
+    ("right-to-left override", {"text": "abc \u202e txt.exe", "speaker": "Ana\u202e"}),
+    ("zero-width characters", {"text": "zero\u200bwidth\ufeff text", "speaker": "Z\u200b"}),
+    ("combining marks", {"text": "Zalgo z\u0336\u0335a\u0334l", "speaker": "Jose\u0301"}),
+    ("CJK and emoji", {"text": "我去了东京 🗼 and 🐕", "speaker": "李雷"}),
+    ("control characters", {"text": "bell \x07 escape \x1b[31m red", "speaker": "Ana\x1b"}),
+    ("caption with trailing space", {"text": "", "image_caption": "a dog on a beach "}),
+    ("long name-like span", {"text": "Meet " + " ".join(["Jean"] * 40) + " in Paris."}),
+]
+
+
+@pytest.fixture(scope="module")
+def hostile(hm_service):
+    settings = Settings(store=hm_service.settings.store, llm_base_url=None, admin_key=ADMIN, max_request_bytes=MAX_BYTES)
+    app = create_app(settings, hm_service, sync_batch_limit=50)
+    client = app.test_client()
+    key = client.post("/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}).get_json()["key"]
+    headers = {"Authorization": f"Bearer {key}"}
+    seed = [msg(i, speaker=t["speaker"], text=t["text"], message_id=t["dia_id"]) for i, t in enumerate(TESTCONV_SESSIONS[0][1])]
+    assert client.post(f"/v1/memories/{SEED}/messages", headers=headers, json=body(*seed)).status_code == 200
+    before = hm_service.store.counts(SEED)
+    restarts = hm_service.store.restarts
+    yield client, headers, before
+    assert hm_service.store.restarts == restarts, "a hostile input crashed the engine"
+    app.extensions["hypermem"].jobs.close()
+
+
+def _send(client, headers, kind: str, payload, fresh: str):
+    if kind == "ingest":
+        return client.post(f"/v1/memories/{fresh}/messages", headers=headers, data=json.dumps(payload), content_type="application/json")
+    if kind == "raw":
+        data, content_type = payload
+        return client.post(f"/v1/memories/{fresh}/messages", headers=headers, data=data, content_type=content_type)
+    if kind == "query":
+        return client.post(f"/v1/memories/{SEED}/query", headers=headers, data=json.dumps(payload), content_type="application/json")
+    return client.get(payload, headers=headers)
+
+
+@pytest.mark.parametrize(("name", "field", "kind", "payload"), REJECTED, ids=[c[0] for c in REJECTED])
+def test_hostile_request_is_refused_with_a_4xx_naming_the_field(hostile, hm_service, name, field, kind, payload):
+    client, headers, _ = hostile
+    fresh = f"fresh-{REJECTED.index((name, field, kind, payload))}"
+    response = _send(client, headers, kind, payload, fresh)
+    assert 400 <= response.status_code < 500, (response.status_code, response.get_data(as_text=True)[:300])
+    reply = response.get_json()
+    assert reply["code"] == response.status_code
+    if field is not None:
+        assert field in json.dumps(reply.get("errors", {})), reply
+    # nothing left behind: no claimed, empty memory and no node of the fresh memory
+    assert not hm_service.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id LIMIT 1", {"m": fresh})
+    assert fresh not in [m["memory_id"] for m in client.get("/v1/memories", headers=headers).get_json()["memories"]]
+
+
+def test_both_bad_items_of_a_batch_are_reported(hostile):
+    client, headers, _ = hostile
+    response = client.post("/v1/memories/fresh-both/messages", headers=headers,
+                           json=body(msg(1, text="a\x00"), msg(2), msg(3, speaker=SURROGATE)))  # fmt: skip
+    errors = response.get_json()["errors"]["json"]["messages"]
+    assert response.status_code == 422
+    assert set(errors) == {"0", "2"} and "text" in errors["0"] and "speaker" in errors["2"]
+
+
+def test_partial_mode_stores_the_valid_items_and_reports_each(hostile, hm_service):
+    client, headers, _ = hostile
+    batch = [msg(1, message_id="p1"), msg(2, message_id="p2", text="\x00"), msg(3, message_id="p3", speaker=SURROGATE),
+             msg(4, message_id="p4", text="Second good one about Lisbon."), msg(5, message_id="p1")]  # fmt: skip
+    response = client.post("/v1/memories/partial-1/messages", headers=headers, json={"messages": batch, "partial": True})
+    assert response.status_code == 200, response.get_json()
+    reply = response.get_json()
+    assert [(s["index"], s["message_id"], s["status"]) for s in reply["statuses"]] == [
+        (0, "p1", "stored"), (1, "p2", "rejected"), (2, "p3", "rejected"), (3, "p4", "stored"), (4, "p1", "rejected"),
+    ]
+    assert reply["statuses"][1]["errors"] == {"text": ["must not contain NUL characters"]}
+    assert reply["messages"] == 2 and reply["rejected"] == 3 and reply["report"]["turns"] == 2
+    stored = hm_service.store.run_cypher("MATCH (t:Turn) WHERE t.memory_id = 'partial-1' RETURN t.dia_id AS d ORDER BY d")
+    assert [r["d"] for r in stored] == ["p1", "p4"]
+
+
+def test_odd_but_legal_values_are_stored_and_read_back(hostile, hm_service):
+    client, headers, before = hostile
+    for n, (name, fields) in enumerate(ACCEPTED):
+        message = msg(n, **{"message_id": f"ok{n}", "text": f"Message number {n}.", **fields})
+        response = client.post(f"/v1/memories/{OK}/messages", headers=headers, json=body(message))
+        assert response.status_code == 200, (name, response.get_json())
+        row = hm_service.store.run_cypher(
+            "MATCH (t:Turn) WHERE t.memory_id = $m AND t.dia_id = $d RETURN t.speaker AS speaker, t.session AS session",
+            {"m": OK, "d": message["message_id"]},
+        )
+        assert row == [{"speaker": message["speaker"].strip(), "session": message["session_id"]}], name
+    assert hm_service.store.counts(OK)["Turn"] == len(ACCEPTED)
+    assert all(" " not in i and "\n" not in i and "<" not in i for i in _ids(hm_service, OK))
+    names = [r["name"] for r in hm_service.store.run_cypher("MATCH (p:Person) WHERE p.memory_id = $m RETURN p.name AS name", {"m": OK})]
+    assert names and all(name == name.strip() and "<" not in name and len(name) <= 80 for name in names)
+    again = client.post(f"/v1/memories/{OK}/messages", headers=headers, json=body(msg(0, message_id="x ", text="same id again")))
+    assert again.status_code == 200 and hm_service.store.counts(OK)["Turn"] == len(ACCEPTED)  # idempotent by message id
+    # nothing lost: the seeded memory is intact and answers
+    assert hm_service.store.counts(SEED) == before
+    answer = client.post(f"/v1/memories/{SEED}/query", headers=headers, json={"query": "Who adopted a puppy?"})
+    assert answer.status_code == 200 and answer.get_json()["turns"]
+
+
+def _ids(service, memory_id: str) -> list[str]:
+    return [r["id"] for r in service.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})]
+
+
+def test_chunked_body_over_the_limit_is_413(hostile):
+    """A body without Content-Length (chunked) reaching the limit: 413, not 400 "Invalid JSON body"."""
+    import io
+
+    client, headers, _ = hostile
+    data = json.dumps(body(msg(text="z" * MAX_BYTES))).encode()
+    response = client.post("/v1/memories/fresh-chunked/messages", headers={**headers, "Transfer-Encoding": "chunked"},
+                           input_stream=io.BytesIO(data), content_type="application/json",
+                           environ_overrides={"wsgi.input_terminated": True})  # fmt: skip
+    assert response.status_code == 413 and response.get_json()["code"] == 413
+    small = json.dumps(body(msg(text="not chunked at the limit"))).encode()
+    ok = client.post("/v1/memories/fresh-chunked-ok/messages", headers={**headers, "Transfer-Encoding": "chunked"},
+                     input_stream=io.BytesIO(small), content_type="application/json",
+                     environ_overrides={"wsgi.input_terminated": True})  # fmt: skip
+    assert ok.status_code == 200, ok.get_json()
+
+
+def test_swagger_ui_is_served_offline(hostile):
+    client, _, _ = hostile
+    page = client.get("/docs").get_data(as_text=True)
+    import re
+
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert "/docs/assets/swagger-ui-bundle.js" in assets and all(a.startswith("/docs/assets/") for a in assets), assets
+    script = client.get("/docs/assets/swagger-ui-bundle.js")
+    assert script.status_code == 200 and b"SwaggerUIBundle" in script.get_data()
+    assert client.get("/docs/assets/swagger-ui.css").status_code == 200

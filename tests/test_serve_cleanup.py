@@ -1,0 +1,65 @@
+"""``hypermem serve`` leaves no embedded redis-server behind (issue 9 §7): not when it fails at start
+(a store built with another embedding dimension), and not when SIGTERM arrives during start-up."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hypermem.store.falkordb import FalkorDBStore
+
+
+def _servers_of(data_dir: Path) -> list[int]:
+    """Pids of live redis-servers whose command line names ``data_dir``."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if "redis-server" in cmdline and str(data_dir) in cmdline and state not in ("Z", "X"):
+            out.append(int(proc.name))
+    return out
+
+
+def _serve(data_dir: Path, port: int) -> subprocess.Popen:
+    env = {**os.environ, "HYPERMEM_STORE": f"falkordb://{data_dir}", "HYPERMEM_LLM_BASE_URL": ""}
+    return subprocess.Popen([sys.executable, "-m", "hypermem.cli", "serve", "--port", str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def _wait_no_server(data_dir: Path, timeout_s: float = 20.0) -> list[int]:
+    deadline = time.monotonic() + timeout_s
+    while _servers_of(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _servers_of(data_dir)
+
+
+def test_serve_failing_at_start_stops_its_embedded_server(tmp_path):
+    data_dir = (tmp_path / "db").resolve()
+    with FalkorDBStore(data_dir) as store:
+        store.ensure_schema("some-other-model", 8)  # built at another dimension
+    proc = _serve(data_dir, 18931)
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 1
+    assert "cannot start" in err and "8 dimensions" in err
+    assert _wait_no_server(data_dir) == []
+
+
+def test_sigterm_during_start_up_stops_its_embedded_server(tmp_path):
+    data_dir = (tmp_path / "db").resolve()
+    proc = _serve(data_dir, 18932)
+    deadline = time.monotonic() + 180
+    while not _servers_of(data_dir) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _servers_of(data_dir), "serve never started its embedded server"
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert _wait_no_server(data_dir) == []
