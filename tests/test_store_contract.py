@@ -1,5 +1,5 @@
 """The GraphStore contract, run on every engine: the embedded FalkorDB always, Neo4j when
-``NEO4J_URI`` is set (with ``NEO4J_USER`` / ``NEO4J_PASSWORD`` / ``NEO4J_DATABASE``).
+``NEO4J_URI`` is set (``tests/engines.py``).
 
 Batched idempotent writes through the real ``cypher/write`` files, vector and full-text
 search, memory isolation, deletion without orphans, the embedding-dimension check, nasty
@@ -10,7 +10,6 @@ embeddings (alone, and with 50 other memories sharing the index).
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import uuid
 
@@ -21,6 +20,8 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.store import SchemaMismatch, open_store
 
+from engines import ENGINES, engine_settings
+
 EMBEDDING_MODEL = Settings().embedding_model
 
 
@@ -29,26 +30,9 @@ def embedder() -> Embedder:
     return Embedder(EMBEDDING_MODEL)
 
 
-def _neo4j_settings() -> Settings:
-    return Settings(
-        store=os.environ["NEO4J_URI"],
-        neo4j_user=os.environ.get("NEO4J_USER", "neo4j"),
-        neo4j_password=os.environ.get("NEO4J_PASSWORD", "password"),
-        neo4j_database=os.environ.get("NEO4J_DATABASE", "neo4j"),
-    )
-
-
-@pytest.fixture(
-    scope="module",
-    params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)],
-)
+@pytest.fixture(scope="module", params=ENGINES)
 def store(request, tmp_path_factory, embedder):
-    if request.param == "neo4j":
-        if not os.environ.get("NEO4J_URI"):
-            pytest.skip("NEO4J_URI is not set: no Neo4j 5.13+ server to run the store contract against")
-        settings = _neo4j_settings()
-    else:
-        settings = Settings(store=f"falkordb://{tmp_path_factory.mktemp('contract')}/db")
+    settings = engine_settings(request.param, tmp_path_factory.mktemp("contract") / "db")
     graph = open_store(settings)
     graph.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
     yield graph
