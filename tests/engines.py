@@ -3,7 +3,7 @@
 The embedded FalkorDB always runs. Neo4j runs when ``NEO4J_URI`` is set (with ``NEO4J_USER``,
 default ``neo4j``, and ``NEO4J_PASSWORD``, default ``hypermem-test``, the password
 ``tests/neo4j/server.sh`` sets); its tests carry the ``neo4j`` mark and skip without a server.
-``.ci/run`` starts that server, so in CI nothing skips.
+``.ci/run`` starts that server; in CI (``CI`` set) a missing ``NEO4J_URI`` fails those tests instead.
 
 Usage::
 
@@ -44,6 +44,8 @@ _emptied: set[str] = set()
 def neo4j_credentials() -> dict[str, str]:
     """``Settings`` fields for the test server named by ``NEO4J_URI``; skips the test when it is unset."""
     uri = os.environ.get("NEO4J_URI")
+    if not uri and os.environ.get("CI"):
+        pytest.fail("NEO4J_URI is not set in CI: .ci/run starts Neo4j with tests/neo4j/server.sh", pytrace=False)
     if not uri:
         pytest.skip("NEO4J_URI is not set: no Neo4j 5 server (start one with tests/neo4j/server.sh start .neo4j)")
     return {
