@@ -117,8 +117,9 @@ class Ingested:
 
 
 def hm_make_settings(path: Path, **extra) -> Settings:
-    """Settings for an embedded store at ``path``, no LLM whatever the environment says."""
-    return Settings(store=f"falkordb://{path}", llm_base_url=None, **extra)
+    """Settings for an embedded store at ``path``, no LLM whatever the environment says
+    (``engines.engine_settings`` for a store on either engine)."""
+    return engine_settings("falkordb", path, **extra)
 
 
 @pytest.fixture(scope="session", params=ENGINES)

@@ -104,12 +104,17 @@ def _node_ids(value) -> list[str]:
 
 
 def _run(store: GraphStore, template: dict, **params: str) -> list[str]:
-    """Run a search phrase as Bloom would; the ids of the nodes it returns, in first-seen order."""
+    """Run a search phrase as Bloom would; the ids of this test's nodes it returns, in first-seen order.
+
+    A phrase searches the whole database: on the Neo4j test database, which the whole run shares,
+    other tests' memories answer too, so only nodes of memory ``M`` are kept (their order is the phrase's).
+    """
     seen: dict[str, None] = {}
     for row in store.run_cypher(template["cypher"], params):
         for value in row.values():
             for node_id in _node_ids(value):
-                seen.setdefault(node_id, None)
+                if node_id.startswith(f"{M}/"):
+                    seen.setdefault(node_id, None)
     return list(seen)
 
 
