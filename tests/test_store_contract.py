@@ -199,6 +199,8 @@ def test_fulltext_search_ors_terms(store, memory, embedder):
     assert dated[0].id == f"{memory}/turn/D1:1"
     email = store.fulltext_search("Turn", memory, "melanie@example.com", 5)
     assert email[0].id == f"{memory}/turn/D1:3"
+    stemmed = store.fulltext_search("Turn", memory, "paintings", 5)  # English stemming: painting(s) ~ painted
+    assert [h.id for h in stemmed] == [f"{memory}/turn/D1:1"]
     only = store.fulltext_search("Fact", memory, "Caroline", 5, candidates=[f"{memory}/fact/1"])
     assert [h.id for h in only] == [f"{memory}/fact/1"]
 
@@ -418,12 +420,14 @@ def test_neomodel_schema_declares_every_constraint_and_index():
     by_label = {cls.__label__: cls for cls in classes}
     assert by_label["Person"].inherited_labels() == ["Person", "Element"]
     assert by_label["Episode"].defined_properties()["embedding_raw"].vector_index.dimensions == 384
+    assert by_label["Fact"].defined_properties()["text"].fulltext_index.analyzer == "english"  # stems, stop words
     # The dialect's fallback DDL and its queries use neomodel's index names.
     ddl = "\n".join(Neo4jDialect().index_statements(384, 200))
     for label, prop in VECTOR_INDEXES:
         assert f"CREATE VECTOR INDEX vector_index_{label}_{prop} IF NOT EXISTS" in ddl
     for label in SEARCH_LABELS:
         assert f"CREATE FULLTEXT INDEX fulltext_index_{label}_text IF NOT EXISTS" in ddl
+    assert ddl.count("`fulltext.analyzer`: 'english'") == len(SEARCH_LABELS)
     assert "'vector_index_Fact_embedding'" in Neo4jDialect().vector_ann("Fact", "embedding")
 
 
