@@ -49,10 +49,13 @@ def test_doctor_on_a_fresh_install_creates_the_default_store(tmp_path):
 
 @pytest.mark.neo4j
 def test_doctor_on_neo4j_reports_the_server_and_its_indexes(tmp_path):
-    env = {**engine_env(engine_settings("neo4j", tmp_path)), "COLUMNS": "200"}
+    settings = engine_settings("neo4j", tmp_path)
+    user, password, rest = settings.neo4j_user, settings.neo4j_password, settings.store.split("://", 1)[1]
+    env = {"HYPERMEM_STORE": f"bolt://{user}:{password}@{rest}", "COLUMNS": "200"}  # credentials in the URL
     result = CliRunner().invoke(app, ["doctor"], env=env)
     assert result.exit_code == 0, result.output
     out = " ".join(result.output.replace("│", " ").split())
+    assert f"bolt://{user}:***@{rest}" in out and password not in out  # never printed
     assert "Neo4j 5." in out and "(community)" in out
     assert "minilm-int8 (384 dimensions)" in out
     for label, prop, kind in (("Turn", "embedding", "VECTOR"), ("Episode", "embedding_raw", "VECTOR"),

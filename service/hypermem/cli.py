@@ -69,6 +69,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None) -> None:
     from hypermem.ingest.locomo import LocomoFormatError, load_locomo
 
     from hypermem.ingest.turns import IngestInputError
+    from hypermem.store import shown_url
 
     try:
         convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
@@ -91,7 +92,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None) -> None:
                           ("turns", "episodes", "topics", "facts", "persons", "times", "locations", "hyperedges")),
                           f"{report.sessions_ingested}/{report.sessions_skipped}", f"{report.elapsed_s:.1f}")  # fmt: skip
     console.print(table)
-    console.print(f"LLM: {'on' if svc.llm is not None else 'off (no-LLM path)'}; store: {svc.settings.store}")
+    console.print(f"LLM: {'on' if svc.llm is not None else 'off (no-LLM path)'}; store: {shown_url(svc.settings.store)}")
 
 
 def _print_result(result: dict, as_json: bool) -> None:
@@ -276,7 +277,7 @@ def doctor() -> None:
 
     from hypermem.config import Settings
     from hypermem.embed import Embedder, EmbeddingModelError, resolve_model_path
-    from hypermem.store import SchemaMismatch, StoreError, open_store
+    from hypermem.store import SchemaMismatch, StoreError, open_store, shown_url
 
     console = Console()
     settings = Settings()
@@ -296,7 +297,7 @@ def doctor() -> None:
         summary.add_row("embedding dimension", str(embedder.dimension))
     except (EmbeddingModelError, OSError) as exc:
         raise fail("embedding model", exc) from exc
-    summary.add_row("store", settings.store)
+    summary.add_row("store", shown_url(settings.store))
     try:
         store = open_store(settings)
     except StoreError as exc:

@@ -7,7 +7,16 @@ from urllib.parse import urlparse
 from hypermem.config import Settings
 from hypermem.store.base import GraphStore, Hit, SchemaMismatch, StoreError
 
-__all__ = ["GraphStore", "Hit", "SchemaMismatch", "StoreError", "open_store"]
+__all__ = ["GraphStore", "Hit", "SchemaMismatch", "StoreError", "open_store", "shown_url"]
+
+
+def shown_url(store_url: str) -> str:
+    """``store_url`` fit to print: a password in it (``bolt://user:password@host``) becomes ``***``."""
+    url = urlparse(store_url)
+    if url.password is None:
+        return store_url
+    netloc = f"{url.username}:***@{url.hostname}" + (f":{url.port}" if url.port else "")
+    return url._replace(netloc=netloc).geturl()
 
 
 def open_store(settings: Settings, *, keep_server: bool = False) -> GraphStore:
