@@ -1,7 +1,8 @@
 """Shared fixtures for the ingest, retrieve and CLI tests.
 
-One embedded FalkorDB store and one ``MemoryService`` (real embeddings, real spaCy, no LLM)
-serve the whole test session; the small conversation written for the tests (``TESTCONV``,
+Per engine (``hm_engine``: the embedded FalkorDB always, Neo4j when ``NEO4J_URI`` is set, marked
+``neo4j``; see ``tests/engines.py``), one store and one ``MemoryService`` (real embeddings, real
+spaCy, no LLM) serve the whole test session; the small conversation written for the tests (``TESTCONV``,
 not taken from LoCoMo) is ingested into it once, as memory ``testconv``. Tests that change a
 memory (incremental ingest, bad input) work on memory ids of their own in the same store.
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from engines import ENGINES, engine_settings
 
 from hypermem.config import Settings
 from hypermem.ingest.locomo import conversation_from_record, load_locomo
@@ -115,19 +117,36 @@ class Ingested:
 
 
 def hm_make_settings(path: Path, **extra) -> Settings:
-    """Settings for an embedded store at ``path``, no LLM whatever the environment says."""
-    return Settings(store=f"falkordb://{path}", llm_base_url=None, **extra)
+    """Settings for an embedded store at ``path``, no LLM whatever the environment says
+    (``engines.engine_settings`` for a store on either engine)."""
+    return engine_settings("falkordb", path, **extra)
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def hm_engine(request) -> str:
+    """The engine of the session store: ``"falkordb"``, then ``"neo4j"`` (marked ``neo4j``; skips without NEO4J_URI).
+
+    Every fixture and test built on it runs once per engine.
+    """
+    return request.param
 
 
 @pytest.fixture(scope="session")
 def hm_store_dir(tmp_path_factory) -> Path:
+    """Where the session's embedded FalkorDB keeps its data (unused on Neo4j)."""
     return tmp_path_factory.mktemp("hm-store") / "db"
 
 
 @pytest.fixture(scope="session")
-def hm_service(hm_store_dir):
-    """One MemoryService (embedded FalkorDB, real embeddings, no LLM) for the whole session."""
-    svc = MemoryService.open(hm_make_settings(hm_store_dir), use_llm=False)
+def hm_settings(hm_engine, hm_store_dir) -> Settings:
+    """Settings of the session store on ``hm_engine``, no LLM (``engines.engine_env`` turns them into env vars)."""
+    return engine_settings(hm_engine, hm_store_dir)
+
+
+@pytest.fixture(scope="session")
+def hm_service(hm_settings):
+    """One MemoryService (real embeddings, no LLM) on the session store, per engine."""
+    svc = MemoryService.open(hm_settings, use_llm=False)
     yield svc
     svc.close()
 

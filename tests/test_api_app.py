@@ -1,4 +1,5 @@
-"""The HTTP API through the Flask test client, on an embedded FalkorDB in tmp_path.
+"""The HTTP API through the Flask test client, on each engine (an embedded FalkorDB in tmp_path; Neo4j
+when ``NEO4J_URI`` is set).
 
 Browse and tenant-isolation tests run on a small hypergraph written here with the
 ``cypher/write`` files and real embeddings, so they do not depend on the ingest pipeline;
@@ -13,9 +14,9 @@ import time
 from datetime import datetime
 
 import pytest
+from engines import ENGINES, engine_settings
 
 from hypermem.api import create_app
-from hypermem.config import Settings
 from hypermem.model import node_id
 
 ADMIN = "admin-secret-for-tests"
@@ -96,10 +97,10 @@ def build_sample_graph(store, embedder, memory_id: str) -> None:
     ])  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
+@pytest.fixture(scope="module", params=ENGINES)
+def app(request, tmp_path_factory):
     data = tmp_path_factory.mktemp("api") / "falkordb"
-    settings = Settings(store=f"falkordb://{data}", admin_key=ADMIN, max_request_bytes=64_000, max_message_chars=500)
+    settings = engine_settings(request.param, data, admin_key=ADMIN, max_request_bytes=64_000, max_message_chars=500)
     app = create_app(settings, sync_batch_limit=3)
     state = app.extensions["hypermem"]
     for memory_id in (MEMORY, OTHER):
@@ -149,7 +150,7 @@ def test_health_and_ready_need_no_key(client):
     assert client.get("/v1/health").get_json() == {"status": "ok"}
     ready = client.get("/v1/ready").get_json()
     assert ready["status"] == "ready"
-    assert ready["engine"].startswith("FalkorDB ")
+    assert ready["engine"].startswith(("FalkorDB 4.", "Neo4j 5."))
     assert ready["embedding_model"] == "minilm-int8"
 
 

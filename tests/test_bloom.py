@@ -1,5 +1,6 @@
 """The Neo4j Bloom perspective (docker/bloom/perspective.json): its categories, and every search
-phrase's Cypher run against the embedded FalkorDB on a small graph written with cypher/write/*."""
+phrase's Cypher run on each engine (the embedded FalkorDB; Neo4j when ``NEO4J_URI`` is set) on a small
+graph written with cypher/write/*."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
+from engines import ENGINES, engine_settings
 from falkordb import Node
 from falkordb import Path as GraphPath
 
-from hypermem.store import queries
-from hypermem.store.falkordb import FalkorDBStore
+from hypermem.store import GraphStore, open_store, queries
 
 PERSPECTIVE = Path(__file__).resolve().parents[1] / "docker" / "bloom" / "perspective.json"
 M = "bloom"
@@ -32,11 +33,11 @@ def _id(kind: str, local: str) -> str:
     return f"{M}/{kind}/{local}"
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
+@pytest.fixture(scope="module", params=ENGINES)
+def store(request, tmp_path_factory):
     """Three episodes on three dates: Caroline in 0 and 1, Melanie in 1 and 2; topics 'Career change' (0, 1)
     and 'Art and painting' (2); one or two facts per episode. No vectors: Bloom phrases do not search."""
-    graph = FalkorDBStore(tmp_path_factory.mktemp("bloom") / "db")
+    graph = open_store(engine_settings(request.param, tmp_path_factory.mktemp("bloom") / "db"))
     turns = [
         {"memory_id": M, "id": _id("turn", str(i)), "dia_id": f"D{i}:1", "speaker": "Caroline", "text": f"turn {i}",
          "timestamp": ts, "session": str(i), "seq": i, "embedding": None, "prev_id": _id("turn", str(i - 1)) if i else None}
@@ -83,17 +84,37 @@ def store(tmp_path_factory):
                        ("write/facts", facts), ("write/topics", topics), ("write/hyperedges", hyperedges)]:  # fmt: skip
         graph.write(name, rows)
     yield graph
+    graph.delete_memory(M)
     graph.close()
 
 
-def _run(store: FalkorDBStore, template: dict, **params: str) -> list[str]:
-    """Run a search phrase as Bloom would; the ids of the nodes it returns, in first-seen order."""
+def _node_ids(value) -> list[str]:
+    """Node ids in a returned value, in path order: FalkorDB's ``Node``/``Path``, or the Neo4j driver's
+    ``record.data()`` shapes (a node is a dict of its properties; a path a list of nodes and
+    ``(start, type, end)`` relationship tuples)."""
+    if isinstance(value, GraphPath):
+        return [node.properties["id"] for node in value.nodes()]
+    if isinstance(value, Node):
+        return [value.properties["id"]]
+    if isinstance(value, dict):
+        return [value["id"]] if "id" in value else []
+    if isinstance(value, (list, tuple)):
+        return [i for item in value for i in _node_ids(item)]
+    return []
+
+
+def _run(store: GraphStore, template: dict, **params: str) -> list[str]:
+    """Run a search phrase as Bloom would; the ids of this test's nodes it returns, in first-seen order.
+
+    A phrase searches the whole database: on the Neo4j test database, which the whole run shares,
+    other tests' memories answer too, so only nodes of memory ``M`` are kept (their order is the phrase's).
+    """
     seen: dict[str, None] = {}
     for row in store.run_cypher(template["cypher"], params):
         for value in row.values():
-            nodes = value.nodes() if isinstance(value, GraphPath) else [value] if isinstance(value, Node) else []
-            for node in nodes:
-                seen.setdefault(node.properties["id"], None)
+            for node_id in _node_ids(value):
+                if node_id.startswith(f"{M}/"):
+                    seen.setdefault(node_id, None)
     return list(seen)
 
 

@@ -1,28 +1,34 @@
 """The ``hypermem`` command line (typer's CliRunner, in process), on embedded stores in tmp dirs.
 
-``query`` and ``ingest locomo`` run against the shared session store (the CLI joins the
-embedded server the session fixture started), where the test conversation is memory
+``query`` and ``ingest locomo`` run against the shared session store on each engine (on FalkorDB
+the CLI joins the embedded server the session fixture started), where the test conversation is memory
 ``testconv``; ``demo`` runs on a fresh store, as on a fresh clone.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from engines import engine_env
 from typer.testing import CliRunner
 
 from hypermem.cli import app
+from hypermem.config import Settings
 
 
 @pytest.fixture
 def cli_env(monkeypatch):
-    """Environment for a CLI run: no LLM, a wide terminal; ``use(store_dir)`` points HYPERMEM_STORE."""
+    """Environment for a CLI run: no LLM, a wide terminal; ``use(target)`` points HYPERMEM_STORE at an
+    embedded store directory, or at the store of ``Settings`` (the session store on either engine)."""
     monkeypatch.setenv("HYPERMEM_LLM_BASE_URL", "")
     monkeypatch.setenv("COLUMNS", "220")
 
-    def use(store_dir) -> None:
-        monkeypatch.setenv("HYPERMEM_STORE", f"falkordb://{store_dir}")
+    def use(target: Path | Settings) -> None:
+        env = engine_env(target) if isinstance(target, Settings) else {"HYPERMEM_STORE": f"falkordb://{target}"}
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
 
     return use
 
@@ -43,8 +49,8 @@ def test_demo_ingests_the_bundled_sample_and_shows_the_evidence(cli_env, tmp_pat
     assert "context" in out and "tokens" in out
 
 
-def test_query_json_has_the_output_contract(cli_env, hm_store_dir, hm_ingested):
-    cli_env(hm_store_dir)
+def test_query_json_has_the_output_contract(cli_env, hm_settings, hm_ingested):
+    cli_env(hm_settings)
     result = run("query", "--memory", hm_ingested.memory_id, "--json", "When did Nadia run the half marathon?")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
@@ -55,21 +61,21 @@ def test_query_json_has_the_output_contract(cli_env, hm_store_dir, hm_ingested):
     assert data["memory_id"] == "testconv" and data["context_tokens"] > 0
 
 
-def test_query_unknown_memory_names_the_option(cli_env, hm_store_dir, hm_ingested):
-    cli_env(hm_store_dir)
+def test_query_unknown_memory_names_the_option(cli_env, hm_settings, hm_ingested):
+    cli_env(hm_settings)
     result = run("query", "--memory", "nobody-here", "Where?")
     assert result.exit_code == 2
     assert "--memory: no memory 'nobody-here'" in result.output
 
 
-def test_query_bad_turn_budget_is_refused(cli_env, hm_store_dir):
-    cli_env(hm_store_dir)
+def test_query_bad_turn_budget_is_refused(cli_env, hm_settings):
+    cli_env(hm_settings)
     result = run("query", "--memory", "testconv", "--turn-budget", "0", "Where?")
     assert result.exit_code == 2 and "--turn-budget" in result.output
 
 
-def test_ingest_locomo_prints_counts_and_skips_what_is_stored(cli_env, hm_store_dir, hm_ingested, hm_testconv_file):
-    cli_env(hm_store_dir)
+def test_ingest_locomo_prints_counts_and_skips_what_is_stored(cli_env, hm_settings, hm_ingested, hm_testconv_file):
+    cli_env(hm_settings)
     result = run("ingest", "locomo", str(hm_testconv_file), "--no-llm")
     assert result.exit_code == 0, result.output
     row = next(line for line in result.stdout.splitlines() if line.startswith("testconv\t"))  # plain table off a terminal

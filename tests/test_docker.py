@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -33,6 +34,14 @@ def test_neo4j_service_is_5_13_or_newer_with_healthcheck_and_volumes(compose):
     mounts = {v.split(":")[1]: v.split(":")[0] for v in neo4j["volumes"]}
     assert mounts["/data"] in compose["volumes"]
     assert neo4j["environment"]["NEO4J_AUTH"].startswith("neo4j/${NEO4J_PASSWORD")
+
+
+def test_neo4j_image_is_the_version_the_tests_run(compose):
+    """compose pins the exact Neo4j release that tests/neo4j/server.sh fetches (tests/neo4j/pom.xml)."""
+    pom = ElementTree.parse(ROOT / "tests" / "neo4j" / "pom.xml").getroot()
+    version = pom.find("{http://maven.apache.org/POM/4.0.0}properties/{http://maven.apache.org/POM/4.0.0}neo4j.version").text
+    assert re.fullmatch(r"5\.26\.\d+", version)  # the 5.26 LTS line (2025.x needs Java 21)
+    assert compose["services"]["neo4j"]["image"] == f"neo4j:{version}-community"
 
 
 def test_service_waits_for_a_healthy_neo4j_and_connects_over_bolt(compose):

@@ -7,10 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from engines import ENGINES, engine_env, engine_settings
 from typer.testing import CliRunner
 
 from hypermem.cli import app
-from hypermem.config import Settings
 from hypermem.store import open_store
 
 
@@ -44,11 +45,36 @@ def test_doctor_on_a_fresh_install_creates_the_default_store(tmp_path):
     assert not (store_dir / "server.pid").exists()  # the server it started is stopped again
 
 
-def test_doctor_refuses_a_store_built_with_another_dimension(tmp_path):
-    url = f"falkordb://{tmp_path}/db"
-    with open_store(Settings(store=url)) as store:
-        store.ensure_schema("some-768-model", 768)
-    result = CliRunner().invoke(app, ["doctor"], env={"HYPERMEM_STORE": url, "COLUMNS": "200"})
+@pytest.mark.neo4j
+def test_doctor_on_neo4j_reports_the_server_and_its_indexes(tmp_path):
+    settings = engine_settings("neo4j", tmp_path)
+    user, password, rest = settings.neo4j_user, settings.neo4j_password, settings.store.split("://", 1)[1]
+    env = {"HYPERMEM_STORE": f"bolt://{user}:{password}@{rest}", "COLUMNS": "200"}  # credentials in the URL
+    result = CliRunner().invoke(app, ["doctor"], env=env)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.replace("│", " ").split())
+    assert f"bolt://{user}:***@{rest}" in out and password not in out  # never printed
+    assert "Neo4j 5." in out and "(community)" in out
+    assert "minilm-int8 (384 dimensions)" in out
+    for label, prop, kind in (("Turn", "embedding", "VECTOR"), ("Episode", "embedding_raw", "VECTOR"),
+                              ("Fact", "text", "FULLTEXT"), ("Hyperedge", "id", "RANGE"), ("Turn", "memory_id", "RANGE")):  # fmt: skip
+        assert f"{label} {prop} {kind}" in out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_doctor_refuses_a_store_built_with_another_dimension(engine, tmp_path):
+    settings = engine_settings(engine, tmp_path / "db")
+    with open_store(settings) as store:
+        before = store.meta()
+        store.query("schema/set_meta", embedding_model="some-768-model", dimension=768)
+    try:
+        result = CliRunner().invoke(app, ["doctor"], env={**engine_env(settings), "COLUMNS": "200"})
+    finally:  # the Neo4j test database serves the rest of the run
+        with open_store(settings) as store:
+            if before:
+                store.query("schema/set_meta", embedding_model=before["embedding_model"], dimension=before["dimension"])
+            else:
+                store.run_cypher("MATCH (m:StoreMeta) DELETE m")
     assert result.exit_code == 1
     assert "some-768-model (768 dimensions)" in " ".join(result.output.split())
 

@@ -1,7 +1,7 @@
 """A kill -9 in the middle of ``hypermem ingest locomo`` leaves a memory that the next run completes.
 
-The CLI runs in a subprocess against the shared embedded store (it joins the server this test
-session started). The file holds two generated conversations: ``kill-a`` (small) and
+The CLI runs in a subprocess against the session store, on each engine (on FalkorDB it joins the
+embedded server this test session started). The file holds two generated conversations: ``kill-a`` (small) and
 ``kill-b`` (200 turns). The test polls the store and kills the process as soon as kill-b's
 first Turn nodes appear: kill-a is complete, kill-b half-written. A second run must leave
 kill-b exactly as a clean ingest of the same conversation (``clean-b``, in-process) leaves it,
@@ -19,6 +19,9 @@ import sys
 import time
 from pathlib import Path
 
+from engines import engine_env
+
+from hypermem.config import Settings
 from hypermem.ingest.locomo import conversation_from_record
 
 NAMES = ["Iris", "Tariq"]
@@ -52,8 +55,8 @@ def _count(store, cypher: str, memory_id: str) -> int:
     return int(store.run_cypher(cypher, {"m": memory_id})[0]["n"])
 
 
-def _cli(hm_store_dir: Path, path: Path) -> subprocess.Popen:
-    env = {**os.environ, "HYPERMEM_STORE": f"falkordb://{hm_store_dir}", "HYPERMEM_LLM_BASE_URL": "",
+def _cli(settings: Settings, path: Path) -> subprocess.Popen:
+    env = {**os.environ, **engine_env(settings), "HYPERMEM_LLM_BASE_URL": "",
            "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}  # fmt: skip
     hypermem = Path(sys.executable).with_name("hypermem")
     return subprocess.Popen(
@@ -70,13 +73,13 @@ def _ids(store, memory_id: str) -> set[str]:
     return {r["id"] for r in store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})}
 
 
-def test_kill_mid_ingest_then_rerun_completes(hm_service, hm_store_dir, tmp_path):
+def test_kill_mid_ingest_then_rerun_completes(hm_service, hm_settings, tmp_path):
     store = hm_service.store
     small, big = generated_record("kill-a", 2, 8, seed=1), generated_record("kill-b", 8, 25, seed=2)
     path = tmp_path / "two.json"
     path.write_text(json.dumps([small, big]), encoding="utf-8")
 
-    proc = _cli(hm_store_dir, path)
+    proc = _cli(hm_settings, path)
     try:
         deadline = time.monotonic() + 240
         while _count(store, "MATCH (t:Turn) WHERE t.memory_id = $m RETURN count(t) AS n", "kill-b") == 0:
@@ -94,7 +97,7 @@ def test_kill_mid_ingest_then_rerun_completes(hm_service, hm_store_dir, tmp_path
     assert _count(store, "MATCH (s:IngestState) WHERE s.memory_id = $m RETURN count(s) AS n", "kill-b") == 0
     half = store.counts("kill-b")
 
-    rerun = _cli(hm_store_dir, path)
+    rerun = _cli(hm_settings, path)
     out, _ = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, out
     rows = {line.split("\t")[0]: line.split("\t")[1:] for line in out.splitlines() if line.startswith("kill-")}  # plain table

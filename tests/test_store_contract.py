@@ -1,5 +1,5 @@
 """The GraphStore contract, run on every engine: the embedded FalkorDB always, Neo4j when
-``NEO4J_URI`` is set (with ``NEO4J_USER`` / ``NEO4J_PASSWORD`` / ``NEO4J_DATABASE``).
+``NEO4J_URI`` is set (``tests/engines.py``).
 
 Batched idempotent writes through the real ``cypher/write`` files, vector and full-text
 search, memory isolation, deletion without orphans, the embedding-dimension check, nasty
@@ -10,12 +10,12 @@ embeddings (alone, and with 50 other memories sharing the index).
 from __future__ import annotations
 
 import itertools
-import os
 import random
 import uuid
 
 import numpy as np
 import pytest
+from engines import ENGINES, engine_settings
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
@@ -29,26 +29,9 @@ def embedder() -> Embedder:
     return Embedder(EMBEDDING_MODEL)
 
 
-def _neo4j_settings() -> Settings:
-    return Settings(
-        store=os.environ["NEO4J_URI"],
-        neo4j_user=os.environ.get("NEO4J_USER", "neo4j"),
-        neo4j_password=os.environ.get("NEO4J_PASSWORD", "password"),
-        neo4j_database=os.environ.get("NEO4J_DATABASE", "neo4j"),
-    )
-
-
-@pytest.fixture(
-    scope="module",
-    params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)],
-)
+@pytest.fixture(scope="module", params=ENGINES)
 def store(request, tmp_path_factory, embedder):
-    if request.param == "neo4j":
-        if not os.environ.get("NEO4J_URI"):
-            pytest.skip("NEO4J_URI is not set: no Neo4j 5.13+ server to run the store contract against")
-        settings = _neo4j_settings()
-    else:
-        settings = Settings(store=f"falkordb://{tmp_path_factory.mktemp('contract')}/db")
+    settings = engine_settings(request.param, tmp_path_factory.mktemp("contract") / "db")
     graph = open_store(settings)
     graph.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
     yield graph
@@ -215,6 +198,8 @@ def test_fulltext_search_ors_terms(store, memory, embedder):
     assert dated[0].id == f"{memory}/turn/D1:1"
     email = store.fulltext_search("Turn", memory, "melanie@example.com", 5)
     assert email[0].id == f"{memory}/turn/D1:3"
+    stemmed = store.fulltext_search("Turn", memory, "paintings", 5)  # English stemming: painting(s) ~ painted
+    assert [h.id for h in stemmed] == [f"{memory}/turn/D1:1"]
     only = store.fulltext_search("Fact", memory, "Caroline", 5, candidates=[f"{memory}/fact/1"])
     assert [h.id for h in only] == [f"{memory}/fact/1"]
 
@@ -434,12 +419,14 @@ def test_neomodel_schema_declares_every_constraint_and_index():
     by_label = {cls.__label__: cls for cls in classes}
     assert by_label["Person"].inherited_labels() == ["Person", "Element"]
     assert by_label["Episode"].defined_properties()["embedding_raw"].vector_index.dimensions == 384
+    assert by_label["Fact"].defined_properties()["text"].fulltext_index.analyzer == "english"  # stems, stop words
     # The dialect's fallback DDL and its queries use neomodel's index names.
     ddl = "\n".join(Neo4jDialect().index_statements(384, 200))
     for label, prop in VECTOR_INDEXES:
         assert f"CREATE VECTOR INDEX vector_index_{label}_{prop} IF NOT EXISTS" in ddl
     for label in SEARCH_LABELS:
         assert f"CREATE FULLTEXT INDEX fulltext_index_{label}_text IF NOT EXISTS" in ddl
+    assert ddl.count("`fulltext.analyzer`: 'english'") == len(SEARCH_LABELS)
     assert "'vector_index_Fact_embedding'" in Neo4jDialect().vector_ann("Fact", "embedding")
 
 

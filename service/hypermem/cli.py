@@ -107,10 +107,12 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
 
 def _print_reports(svc, reports: list, console) -> None:
     """Counts per conversation as a table on ``console``."""
+    from hypermem.store import shown_url
+
     rows = [[r.memory_id, *(str(getattr(r, f)) for f in REPORT_COLUMNS), f"{r.sessions_ingested}/{r.sessions_skipped}",
              f"{r.elapsed_s:.1f}"] for r in reports]  # fmt: skip
     _show_table(console, "ingested", ["conversation", *REPORT_COLUMNS, "sessions new/skipped", "seconds"], rows)
-    console.print(f"LLM: {'on' if svc.llm is not None else 'off (no-LLM path)'}; store: {svc.settings.store}",
+    console.print(f"LLM: {'on' if svc.llm is not None else 'off (no-LLM path)'}; store: {shown_url(svc.settings.store)}",
                   markup=False, highlight=False, soft_wrap=True)  # fmt: skip
 
 
@@ -347,7 +349,7 @@ def doctor() -> None:
 
     from hypermem.config import Settings
     from hypermem.embed import Embedder, EmbeddingModelError, resolve_model_path
-    from hypermem.store import SchemaMismatch, StoreError, open_store
+    from hypermem.store import SchemaMismatch, StoreError, open_store, shown_url
 
     console = Console()
     settings = Settings()
@@ -367,7 +369,7 @@ def doctor() -> None:
         summary.add_row("embedding dimension", str(embedder.dimension))
     except (EmbeddingModelError, OSError) as exc:
         raise fail("embedding model", exc) from exc
-    summary.add_row("store", settings.store)
+    summary.add_row("store", shown_url(settings.store))
     try:
         store = open_store(settings)
     except StoreError as exc:

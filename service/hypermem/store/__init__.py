@@ -19,10 +19,20 @@ __all__ = [
     "StoreError",
     "check_store_url",
     "open_store",
+    "shown_url",
 ]
 
 EMBEDDED_SCHEMES = ("falkordb",)
 NEO4J_SCHEMES = ("bolt", "neo4j", "bolt+s", "neo4j+s")
+
+
+def shown_url(store_url: str) -> str:
+    """``store_url`` fit to print: a password in it (``bolt://user:password@host``) becomes ``***``."""
+    url = urlparse(store_url)
+    if url.password is None:
+        return store_url
+    netloc = f"{url.username}:***@{url.hostname}" + (f":{url.port}" if url.port else "")
+    return url._replace(netloc=netloc).geturl()
 
 
 def check_store_url(url: str) -> str:

@@ -74,8 +74,8 @@ class Dialect(ABC):
         """``CALL`` of the native vector index yielding ``node, score`` (params ``kk``, ``vector``)."""
 
     @abstractmethod
-    def _ann_similarity(self) -> str:
-        """Expression turning the ANN ``score`` into cosine similarity."""
+    def _ann_similarity(self, prop: str) -> str:
+        """Expression turning the ANN ``score`` of ``node.{prop}`` into cosine similarity."""
 
     @abstractmethod
     def _cosine(self, prop: str) -> str:
@@ -94,7 +94,7 @@ class Dialect(ABC):
         label, prop = _checked_vector(label, prop)
         return (
             f"{self._ann_call(label, prop)} WITH node, score WHERE node.memory_id = $memory_id "
-            f"RETURN node.id AS id, {self._ann_similarity()} AS score ORDER BY score DESC LIMIT $k"
+            f"RETURN node.id AS id, {self._ann_similarity(prop)} AS score ORDER BY score DESC LIMIT $k"
         )
 
     def vector_exact(self, label: str, prop: str, candidates: bool) -> str:
@@ -154,7 +154,7 @@ class FalkorDialect(Dialect):
     def _ann_call(self, label: str, prop: str) -> str:
         return f"CALL db.idx.vector.queryNodes('{label}', '{prop}', $kk, vecf32($vector)) YIELD node, score"
 
-    def _ann_similarity(self) -> str:
+    def _ann_similarity(self, prop: str) -> str:
         return "1.0 - score"  # FalkorDB returns cosine distance
 
     def _cosine(self, prop: str) -> str:
@@ -166,6 +166,11 @@ class FalkorDialect(Dialect):
     def fulltext_text(self, terms: list[str]) -> str:
         # RediSearch ANDs bare words; '|' makes it an OR like Lucene.
         return "|".join(terms)
+
+
+#: Lucene's ``english`` analyzer (Porter stemming, English stop words): Neo4j's full-text score is then BM25
+#: over stems, the sparse leg's reference behaviour (bm25s with an English stemmer and stop words).
+FULLTEXT_ANALYZER = "english"
 
 
 class Neo4jDialect(Dialect):
@@ -198,7 +203,8 @@ class Neo4jDialect(Dialect):
             )
         for label in SEARCH_LABELS:
             statements.append(
-                f"CREATE FULLTEXT INDEX {self.fulltext_index_name(label)} IF NOT EXISTS FOR (n:{label}) ON EACH [n.text]"
+                f"CREATE FULLTEXT INDEX {self.fulltext_index_name(label)} IF NOT EXISTS FOR (n:{label}) ON EACH [n.text] "
+                f"OPTIONS {{indexConfig: {{`fulltext.analyzer`: '{FULLTEXT_ANALYZER}'}}}}"
             )
         return statements
 
@@ -208,8 +214,10 @@ class Neo4jDialect(Dialect):
     def _ann_call(self, label: str, prop: str) -> str:
         return f"CALL db.index.vector.queryNodes('{self.vector_index_name(label, prop)}', $kk, $vector) YIELD node, score"
 
-    def _ann_similarity(self) -> str:
-        return "2.0 * score - 1.0"  # Neo4j returns (1 + cos) / 2
+    def _ann_similarity(self, prop: str) -> str:
+        # Neo4j 5.23+ quantizes vector indexes: the index's (1 + cos) / 2 is approximate, so the
+        # oversampled candidates are rescored exactly (the same float32 cosine FalkorDB returns).
+        return self._cosine(prop)
 
     def _cosine(self, prop: str) -> str:
         return f"2.0 * vector.similarity.cosine(node.{prop}, $vector) - 1.0"

@@ -49,7 +49,10 @@ class Neo4jStore(GraphStore):
         self.uri, auth = connection_target(settings)
         self.database = settings.neo4j_database
         try:
-            self.driver = GraphDatabase.driver(self.uri, auth=auth, connection_timeout=connection_timeout_s)
+            # Notifications off: every query on a label not yet written (a fresh store) would log a warning.
+            self.driver = GraphDatabase.driver(
+                self.uri, auth=auth, connection_timeout=connection_timeout_s, notifications_min_severity="OFF"
+            )
         except (ConfigurationError, ValueError) as exc:
             raise StoreError(f"bad Neo4j URL {self.uri!r}: {exc}") from exc
         try:

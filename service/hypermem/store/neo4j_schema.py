@@ -28,6 +28,7 @@ from neomodel import (
 from neomodel.exceptions import FeatureNotSupported
 
 from hypermem.model import LABELS
+from hypermem.store.dialect import FULLTEXT_ANALYZER
 
 
 def node_classes(dimension: int) -> list[type[StructuredNode]]:
@@ -45,7 +46,7 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
 
     class Searchable(Node):
         __abstract_node__ = True
-        text = StringProperty(fulltext_index=FulltextIndex())
+        text = StringProperty(fulltext_index=FulltextIndex(analyzer=FULLTEXT_ANALYZER))
         embedding = vector()
 
     class Turn(Searchable):
