@@ -17,6 +17,7 @@ import pytest
 from engines import ENGINES, engine_settings
 
 from hypermem.api import create_app
+from hypermem.config import Settings
 from hypermem.model import node_id
 
 ADMIN = "admin-secret-for-tests"
