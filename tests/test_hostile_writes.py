@@ -52,7 +52,7 @@ def engine(request, hm_service):
 
 
 def _restarts(service) -> int:
-    return getattr(service.store, "restarts", 0)
+    return service.store.restarts
 
 
 def _turn(service, memory_id: str, dia_id: str) -> list[dict]:

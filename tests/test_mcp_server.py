@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from engines import engine_env
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -37,10 +38,10 @@ MESSAGES = [
 ]  # fmt: skip
 
 
-def server_env(store_dir: Path) -> dict[str, str]:
-    """The environment of a server process on the session's store, no LLM."""
+def server_env(settings) -> dict[str, str]:
+    """The environment of a server process on the session's store (either engine), no LLM."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HYPERMEM_")}
-    return {**env, "HYPERMEM_STORE": f"falkordb://{store_dir}"}
+    return {**env, **engine_env(settings)}
 
 
 def data(result) -> dict:
@@ -54,8 +55,8 @@ def error(result) -> str:
     return result.content[0].text
 
 
-async def stdio_session(store_dir: Path, tmp_path: Path, memory_id: str) -> dict:
-    params = StdioServerParameters(command=HYPERMEM, args=["mcp"], env=server_env(store_dir), cwd=str(tmp_path))
+async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
+    params = StdioServerParameters(command=HYPERMEM, args=["mcp"], env=server_env(settings), cwd=str(tmp_path))
     out: dict = {}
     async with Client(params, read_timeout_seconds=300) as client:
         out["tools"] = {tool.name for tool in (await client.list_tools()).tools}
@@ -74,9 +75,9 @@ async def stdio_session(store_dir: Path, tmp_path: Path, memory_id: str) -> dict
     return out
 
 
-def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, hm_store_dir, tmp_path):
+def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, tmp_path):
     memory = hm_ingested.memory_id
-    out = anyio.run(stdio_session, hm_store_dir, tmp_path, memory)
+    out = anyio.run(stdio_session, hm_service.settings, tmp_path, memory)
     assert out["tools"] == TOOLS
     assert memory in out["memories"]
     assert out["topics"] == browse.topics(hm_service.store, memory, limit=20)
@@ -106,13 +107,13 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def http_server(hm_service, hm_store_dir, tmp_path_factory):
+def http_server(hm_service, tmp_path_factory):
     """``hypermem mcp --http`` on a free loopback port; yields its URL once it accepts connections."""
     port = free_port()
     log = tmp_path_factory.mktemp("mcp-http") / "server.log"
     with log.open("w") as sink:
         process = subprocess.Popen(
-            [HYPERMEM, "mcp", "--http", "--port", str(port)], env=server_env(hm_store_dir),
+            [HYPERMEM, "mcp", "--http", "--port", str(port)], env=server_env(hm_service.settings),
             cwd=log.parent, stdout=sink, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:

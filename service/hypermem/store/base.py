@@ -41,6 +41,8 @@ class GraphStore(ABC):
     """A hypergraph store on one graph engine. Use as a context manager, or call ``close()``."""
 
     dialect: Dialect
+    #: Times the engine was found dead and restarted (an embedded engine only; a server engine never is).
+    restarts: int = 0
 
     #: Full-text query terms found in more than this share of a memory's nodes are dropped
     #: (an IDF cut: RediSearch's TF-IDF lets a name said in every third turn drown rare terms).
