@@ -71,6 +71,11 @@ class _OnnxMiniLM:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # No spin-waiting between operators: on a shared 2-core machine a spinning intra-op thread
+        # burns the core the other stages (or the other thread) need; measured 25% less CPU for
+        # the same batch and a faster wall clock under load (bench/bench_ingest.py).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(_MINILM_TOKENIZER))
         self.tokenizer.enable_truncation(_MINILM_MAX_TOKENS)

@@ -21,6 +21,7 @@ from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.model import Turn
 
 log = logging.getLogger(__name__)
+TURN_KEYWORDS = 5  # YAKE keywords per turn fact (the ingest pipeline computes them ahead)
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _PHATIC = {"thanks", "thank", "bye", "hey", "hello", "haha", "cool", "wow", "great", "awesome", "nice", "sure",
            "yeah", "yes", "okay", "take", "care", "see", "talk", "later", "soon", "you", "too", "glad", "good"}  # fmt: skip
@@ -73,7 +74,7 @@ class TurnFactExtractor:
                 continue
             text = annotate_dates(turn.text, found.times)
             content = f"{turn.speaker} said on {said_on(turn)}: {text}"
-            keywords = self.keywords.top(turn.text, 5)
+            keywords = self.keywords.top(turn.text, TURN_KEYWORDS)
             replies = before is not None and before.speaker != turn.speaker and before.text.rstrip().endswith("?")
             facts.append(
                 FactDraft(

@@ -15,6 +15,7 @@ import logging
 import re
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,7 +26,7 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.ingest.elements import ElementExtractor, TurnElements
 from hypermem.ingest.episodes import centroid, describe, episode_search_text
-from hypermem.ingest.facts import FactDraft, LLMFactExtractor, TurnFactExtractor
+from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, LLMFactExtractor, TurnFactExtractor
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.locomo import Message
 from hypermem.ingest.propagation import propagate
@@ -114,8 +115,13 @@ class Ingestor:
         report = IngestReport(memory_id, llm=self.llm is not None)
         sessions = self._changed_sessions(memory_id, messages, report)
         if sessions:
-            self._embed_turns(sessions)
-            self._extract_elements(sessions)
+            # Both cores: onnxruntime releases the GIL, so the turn embedding runs on a thread while
+            # this one does the single-threaded Python stages (spaCy NER, dates, per-turn keywords).
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hypermem-embed") as pool:
+                embedded = pool.submit(self._embed_turns, sessions)
+                self._extract_elements(sessions)
+                self._prime_keywords(sessions)
+                embedded.result()
             for session in sessions:
                 self._build_episodes(memory_id, session)
                 self._build_facts(memory_id, session)
@@ -167,6 +173,11 @@ class Ingestor:
         for session in sessions:
             session.elements = found[offset : offset + len(session.turns)]
             offset += len(session.turns)
+
+    def _prime_keywords(self, sessions: list[_Session]) -> None:
+        """Per-turn keywords, computed ahead (the no-LLM fact extractor asks for them)."""
+        if self.llm is None:
+            self.keywords.prime([t.text for s in sessions for t in s.turns], TURN_KEYWORDS)
 
     def _element_ids(self, memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
         """Elements of one turn keyed by node id: the speaker, named persons, locations and times."""
