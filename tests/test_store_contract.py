@@ -448,3 +448,15 @@ def test_unreachable_neo4j_is_a_store_error():
 
     with pytest.raises(StoreError, match="not reachable"):
         open_store(Settings(store="bolt://127.0.0.1:1"))
+
+
+def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedder):
+    """Vectors reach the engine exactly (FalkorDB: as compact ``%.9g`` text, which round-trips float32)."""
+    rows = _graph_rows(memory, embedder)
+    store.write("write/turns", rows["write/turns"])
+    stored = store.run_cypher(
+        "MATCH (t:Turn) WHERE t.memory_id = $m RETURN t.id AS id, t.embedding AS embedding ORDER BY t.seq", {"m": memory}
+    )
+    written = np.asarray([r["embedding"] for r in rows["write/turns"]], dtype=np.float32)
+    assert [r["id"] for r in stored] == [r["id"] for r in rows["write/turns"]]
+    assert np.array_equal(np.asarray([r["embedding"] for r in stored], dtype=np.float32), written)
