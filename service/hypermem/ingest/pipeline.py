@@ -15,8 +15,8 @@ import logging
 import re
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
