@@ -199,3 +199,14 @@ def test_keyword_cache_returns_what_yake_computes():
     assert "support group" in " ".join(fresh[0])
     first.append("mutated")
     assert primed.top(texts[0], 5) == fresh[0]
+
+
+def test_single_thread_encoding_gives_the_same_vectors(hm_service):
+    """Ingest embeds turns with the one-thread model beside NER; the vectors match the batch model's."""
+    texts = ["Caroline: I went to the LGBTQ support group yesterday.", "Melanie: I painted a sunset over the lake.",
+             "Caroline: My new job is school counseling, I start next month."]  # fmt: skip
+    multi = hm_service.embedder.encode(texts)
+    single = hm_service.embedder.encode(texts, single_thread=True)
+    assert single.shape == (3, hm_service.embedder.dimension)
+    assert np.allclose(single, multi, atol=1e-5)
+    assert float(single[0] @ single[1]) < 0.9  # different texts, different vectors

@@ -115,8 +115,8 @@ class Ingestor:
         report = IngestReport(memory_id, llm=self.llm is not None)
         sessions = self._changed_sessions(memory_id, messages, report)
         if sessions:
-            # Both cores: onnxruntime releases the GIL, so the turn embedding runs on a thread while
-            # this one does the single-threaded Python stages (spaCy NER, dates, per-turn keywords).
+            # Both cores: onnxruntime releases the GIL, so the turn embedding runs on a thread (one
+            # intra-op thread) while this one does the Python stages (spaCy NER, dates, per-turn keywords).
             with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hypermem-embed") as pool:
                 embedded = pool.submit(self._embed_turns, sessions)
                 self._extract_elements(sessions)
@@ -161,7 +161,8 @@ class Ingestor:
 
     def _embed_turns(self, sessions: list[_Session]) -> None:
         pending = [t for s in sessions for t in s.turns if t.embedding is None]
-        vectors = self.embedder.encode([f"{t.speaker}: {t.text}" for t in pending])
+        # One thread: this runs beside the element stages, and two cores is all there is.
+        vectors = self.embedder.encode([f"{t.speaker}: {t.text}" for t in pending], single_thread=True)
         for turn, vector in zip(pending, vectors):
             turn.embedding = vector.tolist()
 
