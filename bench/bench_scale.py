@@ -220,8 +220,7 @@ def probe_ingest(svc: MemoryService, conversation: Conversation, step: int) -> t
     finally:
         del svc.embedder.encode
     started = time.perf_counter()
-    for batch in texts:
-        svc.embedder.encode(batch)
+    svc.embedder.encode([text for batch in texts for text in batch])
     embed_s = time.perf_counter() - started
     svc.store.delete_memory(memory)
     return report.turns / seconds, seconds / embed_s

@@ -170,7 +170,8 @@ class Ingestor:
         """Turn vectors, ``EMBED_CHUNK`` texts at a time: with one intra-op thread while the Python
         stages still run beside it (two threads and them would fight for two cores), with every
         core once ``python_done`` is set."""
-        pending = [t for s in sessions for t in s.turns if t.embedding is None]
+        # Shortest first across all chunks, so each batch inside a chunk pads little.
+        pending = sorted((t for s in sessions for t in s.turns if t.embedding is None), key=lambda t: len(t.text))
         texts = [f"{t.speaker}: {t.text}" for t in pending]
         for start in range(0, len(texts), EMBED_CHUNK):
             beside = python_done is not None and not python_done.is_set()
