@@ -6,6 +6,7 @@ writes them), and 20k segment hyperedges of 15 weighted members each, owned by t
 episodes. That is 100k nodes, 300k MEMBER and 20k HAS_HYPEREDGE relationships.
 
     python bench/bench_store_write.py [--store falkordb:///tmp/x | bolt://…] [--batch-size 500]
+        [--vector-batch-size 100]
 
 Without ``--store`` a temporary embedded FalkorDB is used and removed afterwards.
 Prints nodes/s and relationships/s per file and overall.
@@ -67,17 +68,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--store", help="store URL (default: a temporary embedded FalkorDB)")
     parser.add_argument("--batch-size", type=int, default=None, help="rows per UNWIND batch (default: the setting)")
+    parser.add_argument("--vector-batch-size", type=int, default=None, help="the same for rows with vectors")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hypermem-bench-") as tmp:
         overrides = {"store": args.store or f"falkordb://{tmp}/db"}
         if args.batch_size:
             overrides["write_batch_size"] = args.batch_size
+        if args.vector_batch_size:
+            overrides["vector_write_batch_size"] = args.vector_batch_size
         settings = Settings(**overrides)
         data = rows()
         with open_store(settings) as store:
             store.ensure_schema("bench-random", DIMENSION)
             store.delete_memory(MEMORY)
-            print(f"{store.engine_version()}, batch size {store.write_batch_size}")
+            print(f"{store.engine_version()}, batch size {store.write_batch_size}, with vectors {store.vector_write_batch_size}")
             total_nodes = total_rels = 0
             started = time.perf_counter()
             for name, batch in data.items():

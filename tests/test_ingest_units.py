@@ -184,3 +184,31 @@ def test_two_near_identical_first_episodes_share_a_topic(hm_service):
         "MATCH (e:Episode) WHERE e.memory_id = 'twin-topics' RETURN e.embedding_raw AS v")]  # fmt: skip
     assert report.episodes == 2 and float(raw[0] @ raw[1]) > 0.9
     assert report.topics == 1
+
+
+def test_keyword_cache_returns_what_yake_computes():
+    """``prime`` fills the cache with exactly the uncached results; callers cannot mutate the cache."""
+    from hypermem.ingest.keywords import KeywordExtractor
+
+    texts = ["I went to the LGBTQ support group yesterday and it was so powerful.",
+             "Melanie painted a sunset over the lake with her kids last weekend."]  # fmt: skip
+    fresh = [KeywordExtractor().top(t, 5) for t in texts]
+    primed = KeywordExtractor()
+    primed.prime(texts, 5)
+    assert len(primed._cache) == 2
+    first = primed.top(texts[0], 5)
+    assert [first, primed.top(texts[1], 5)] == fresh
+    assert "support group" in " ".join(fresh[0])
+    first.append("mutated")
+    assert primed.top(texts[0], 5) == fresh[0]
+
+
+def test_single_thread_encoding_gives_the_same_vectors(hm_service):
+    """Ingest embeds turns with the one-thread model beside NER; the vectors match the batch model's."""
+    texts = ["Caroline: I went to the LGBTQ support group yesterday.", "Melanie: I painted a sunset over the lake.",
+             "Caroline: My new job is school counseling, I start next month."]  # fmt: skip
+    multi = hm_service.embedder.encode(texts)
+    single = hm_service.embedder.encode(texts, single_thread=True)
+    assert single.shape == (3, hm_service.embedder.dimension)
+    assert np.allclose(single, multi, atol=1e-5)
+    assert float(single[0] @ single[1]) < 0.9  # different texts, different vectors

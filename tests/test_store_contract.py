@@ -155,15 +155,15 @@ def _relationship_count(store, memory_id: str) -> int:
 
 
 def test_batched_writes_are_idempotent(store, memory, embedder):
-    saved = store.write_batch_size
-    store.write_batch_size = 2  # several UNWIND batches per file
+    saved = store.write_batch_size, store.vector_write_batch_size
+    store.write_batch_size = store.vector_write_batch_size = 2  # several UNWIND batches per file
     try:
         _write_graph(store, memory, embedder)
         first = (store.counts(memory), _relationship_count(store, memory))
         _write_graph(store, memory, embedder)
         second = (store.counts(memory), _relationship_count(store, memory))
     finally:
-        store.write_batch_size = saved
+        store.write_batch_size, store.vector_write_batch_size = saved
     assert first == second
     assert first[0] == {**EXPECTED_NODES, "memberships": 9}
     assert first[1] == EXPECTED_RELATIONSHIPS
@@ -435,3 +435,33 @@ def test_unreachable_neo4j_is_a_store_error():
 
     with pytest.raises(StoreError, match="not reachable"):
         open_store(Settings(store="bolt://127.0.0.1:1"))
+
+
+def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedder):
+    """Vectors reach the engine exactly (FalkorDB: as compact ``%.9g`` text, which round-trips float32)."""
+    rows = _graph_rows(memory, embedder)
+    store.write("write/turns", rows["write/turns"])
+    stored = store.run_cypher(
+        "MATCH (t:Turn) WHERE t.memory_id = $m RETURN t.id AS id, t.embedding AS embedding ORDER BY t.seq", {"m": memory}
+    )
+    written = np.asarray([r["embedding"] for r in rows["write/turns"]], dtype=np.float32)
+    assert [r["id"] for r in stored] == [r["id"] for r in rows["write/turns"]]
+    assert np.array_equal(np.asarray([r["embedding"] for r in stored], dtype=np.float32), written)
+
+
+def test_rows_with_vectors_go_in_smaller_batches(store, memory, embedder):
+    """A write batch holds the engine's write lock: vector rows use ``vector_write_batch_size``."""
+    rows = _graph_rows(memory, embedder)
+    statements = []
+    run = store.run_cypher
+    saved = store.write_batch_size, store.vector_write_batch_size
+    store.write_batch_size, store.vector_write_batch_size = 500, 4
+    store.run_cypher = lambda cypher, params=None: statements.append(len(params["rows"])) or run(cypher, params)
+    try:
+        store.write("write/turns", rows["write/turns"])  # 6 rows with vectors
+        store.write("write/elements", rows["write/elements"])  # 4 rows without
+    finally:
+        del store.run_cypher
+        store.write_batch_size, store.vector_write_batch_size = saved
+    assert statements == [4, 2, 4]
+    assert store.counts(memory)["Turn"] == 6

@@ -32,6 +32,10 @@ class Settings(BaseSettings):
     neo4j_password: str = "password"
     neo4j_database: str = "neo4j"
     write_batch_size: int = Field(default=500, ge=1, le=10_000)
+    vector_write_batch_size: int = Field(
+        default=100, ge=1, le=10_000,
+        description="Rows per write batch when rows carry vectors: a batch holds the graph's write lock, so queries wait for it.",
+    )  # fmt: skip
     vector_oversample: int = Field(default=4, ge=1, le=100, description="ANN oversampling factor before memory_id filtering.")
     hnsw_ef_runtime: int = Field(default=200, ge=10, le=2000)
 

@@ -13,7 +13,7 @@ hyperedges are written as rows by the ingest pipeline; hyperedges are reified
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Literal
 
@@ -116,8 +116,12 @@ class Episode:
 
 
 def as_row(obj) -> dict:
-    """A dataclass as a plain dict for an ``UNWIND $rows`` write."""
-    return asdict(obj)
+    """A dataclass as a plain dict for an ``UNWIND $rows`` write.
+
+    Shallow: list fields (embeddings, turn ids) are shared, not copied (``dataclasses.asdict``
+    deep-copies every float of every vector, a third of no-LLM ingest's Python time).
+    """
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 # --- the input: messages as they stream in, and a conversation of them ---------------------------

@@ -23,6 +23,7 @@ from hypermem.ingest.passages import PassageSplitter, prose_of
 from hypermem.model import FactKind, Turn
 
 log = logging.getLogger(__name__)
+TURN_KEYWORDS = 5  # YAKE keywords per turn fact (the ingest pipeline computes them ahead)
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _PHATIC = {"thanks", "thank", "bye", "hey", "hello", "haha", "cool", "wow", "great", "awesome", "nice", "sure",
            "yeah", "yes", "okay", "take", "care", "see", "talk", "later", "soon", "you", "too", "glad", "good"}  # fmt: skip
@@ -71,6 +72,11 @@ class TurnFactExtractor:
         self.keywords = keywords or KeywordExtractor()
         self.splitter = splitter
 
+    def prime(self, turns: list[Turn]) -> None:
+        """Compute the keywords ``extract`` will ask for, ahead (the pipeline runs this beside the embedding)."""
+        short = [t for t in turns if self.splitter is None or not self.splitter.is_long(t.text)]
+        self.keywords.prime([prose_of(t.text) for t in short], TURN_KEYWORDS)
+
     def extract(self, turns: list[Turn], elements: list[TurnElements], previous: list[Turn | None]) -> list[FactDraft]:
         facts = []
         for turn, found, before in zip(turns, elements, previous):
@@ -81,7 +87,7 @@ class TurnFactExtractor:
                 continue
             text = annotate_dates(turn.text, found.times)
             content = f"{turn.speaker} said on {said_on(turn)}: {text}"
-            keywords = self.keywords.top(prose_of(turn.text), 5)
+            keywords = self.keywords.top(prose_of(turn.text), TURN_KEYWORDS)
             replies = before is not None and before.speaker != turn.speaker and before.text.rstrip().endswith("?")
             facts.append(
                 FactDraft(

@@ -16,12 +16,32 @@ _WORDS = re.compile(r"[a-z0-9']+")
 
 class KeywordExtractor:
     """``top(text, n, exclude) -> list[str]``: the ``n`` best YAKE keyphrases (1-2 words), lowercase,
-    deduplicated, without phrases containing a greeting or a word of ``exclude`` (e.g. speaker names)."""
+    deduplicated, without phrases containing a greeting or a word of ``exclude`` (e.g. speaker names).
 
-    def __init__(self, max_ngram: int = 2):
+    Results are remembered (up to ``cache_size`` calls), so ``prime`` can compute them ahead, on
+    another thread, while the caller's thread waits on the embedding model.
+    """
+
+    def __init__(self, max_ngram: int = 2, cache_size: int = 50_000):
         self._yake = yake.KeywordExtractor(lan="en", n=max_ngram, dedupLim=0.7, top=20)
+        self._cache: dict[tuple[str, int, frozenset[str]], list[str]] = {}
+        self.cache_size = cache_size
+
+    def prime(self, texts: list[str], n: int = 5) -> None:
+        """Compute ``top(text, n)`` for each of ``texts`` now, so later calls are free."""
+        for text in texts:
+            self.top(text, n)
 
     def top(self, text: str, n: int = 5, exclude: frozenset[str] = frozenset()) -> list[str]:
+        key = (text, n, exclude)
+        cached = self._cache.get(key)
+        if cached is None:
+            if len(self._cache) >= self.cache_size:
+                self._cache.clear()
+            cached = self._cache[key] = self._top(text, n, exclude)
+        return list(cached)
+
+    def _top(self, text: str, n: int, exclude: frozenset[str]) -> list[str]:
         if not text.strip():
             return []
         seen: dict[str, None] = {}

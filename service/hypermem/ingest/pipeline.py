@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -44,6 +46,8 @@ log = logging.getLogger(__name__)
 # The topic centre is the mean of the earlier episodes shrunk towards 0 by this many pseudo-episodes,
 # so that a young memory (2-3 episodes) is compared almost uncentred.
 TOPIC_CENTER_PRIOR = 5
+# Turns embedded per call, so the embedding can switch to every core when the Python stages end.
+EMBED_CHUNK = 256
 MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 Progress = Callable[[int], None]
 
@@ -118,8 +122,17 @@ class Ingestor:
         report = IngestReport(memory_id, llm=self.llm is not None)
         sessions = self._changed_sessions(memory_id, messages, report)
         if sessions:
-            self._embed_turns(sessions)
-            self._extract_elements(sessions)
+            # Both cores: onnxruntime releases the GIL, so the turn embedding runs on a thread while
+            # this one does the Python stages (spaCy NER, dates, per-turn keywords).
+            python_done = threading.Event()
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hypermem-embed") as pool:
+                embedded = pool.submit(self._embed_turns, sessions, python_done)
+                try:
+                    self._extract_elements(sessions)
+                    self._prime_keywords(sessions)
+                finally:
+                    python_done.set()
+                embedded.result()
             for session in sessions:
                 self._build_episodes(memory_id, session)
                 self._build_facts(memory_id, session)
@@ -157,11 +170,18 @@ class Ingestor:
         report.sessions_ingested = len(changed)
         return changed
 
-    def _embed_turns(self, sessions: list[_Session]) -> None:
-        pending = [t for s in sessions for t in s.turns if t.embedding is None]
-        vectors = self.embedder.encode([f"{t.speaker}: {t.text}" for t in pending])
-        for turn, vector in zip(pending, vectors):
-            turn.embedding = vector.tolist()
+    def _embed_turns(self, sessions: list[_Session], python_done: threading.Event | None = None) -> None:
+        """Turn vectors, ``EMBED_CHUNK`` texts at a time: with one intra-op thread while the Python
+        stages still run beside it (two threads and them would fight for two cores), with every
+        core once ``python_done`` is set."""
+        # Shortest first across all chunks, so each batch inside a chunk pads little.
+        pending = sorted((t for s in sessions for t in s.turns if t.embedding is None), key=lambda t: len(t.text))
+        texts = [f"{t.speaker}: {t.text}" for t in pending]
+        for start in range(0, len(texts), EMBED_CHUNK):
+            beside = python_done is not None and not python_done.is_set()
+            vectors = self.embedder.encode(texts[start : start + EMBED_CHUNK], single_thread=beside)
+            for turn, vector in zip(pending[start : start + EMBED_CHUNK], vectors):
+                turn.embedding = vector.tolist()
 
     # --- stage 3: elements ---------------------------------------------------------------
     def _extract_elements(self, sessions: list[_Session]) -> None:
@@ -172,6 +192,11 @@ class Ingestor:
         for session in sessions:
             session.elements = found[offset : offset + len(session.turns)]
             offset += len(session.turns)
+
+    def _prime_keywords(self, sessions: list[_Session]) -> None:
+        """Per-turn keywords, computed ahead (the no-LLM fact extractor asks for them)."""
+        if isinstance(self.fact_extractor, TurnFactExtractor):
+            self.fact_extractor.prime([t for s in sessions for t in s.turns])
 
     def _element_ids(self, memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
         """Elements of one turn keyed by node id: the speaker, named persons, locations and times."""

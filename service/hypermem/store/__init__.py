@@ -51,6 +51,7 @@ def open_store(settings: "Settings", *, keep_server: bool = False) -> GraphStore
     """
     common = {
         "write_batch_size": settings.write_batch_size,
+        "vector_write_batch_size": settings.vector_write_batch_size,
         "vector_oversample": settings.vector_oversample,
         "ef_runtime": settings.hnsw_ef_runtime,
     }

@@ -1,0 +1,307 @@
+"""Scale: many memories in one store, up to 1M facts: query latency, ingest turns/s, RSS and disk size.
+
+    python bench/bench_scale.py [--memories 12] [--steps 1,4,12] [--sources conv-30,conv-26,sample-1]
+        [--sources-per-memory 1] [--queries 60] [--store falkordb:///tmp/x] [--data ...]
+    # the 1,000-memory / ~1M-fact run (hours on 2 shared cores; stop it any time, every step prints):
+    nice python bench/bench_scale.py --memories 1000 --steps 1,10,100,300,1000 \
+        --sources conv-26,conv-30,conv-41,conv-42,conv-43,conv-44,conv-48,sample-1 --sources-per-memory 2
+
+The data set is generated here and never written to the repository: each memory is made of LoCoMo
+conversations (``--data``) and the bundled sample conversation, with both speakers renamed (one
+name pair per memory, case-preserving, in every text, id and question) and every year shifted (a
+different shift per memory, in timestamps, dates and text). With ``--sources-per-memory 2`` a
+memory is two source conversations told by one renamed pair, the second moved after the first.
+
+How memories are written (the shortcut, exactly):
+- *template* memories (one per group of ``--sources-per-memory`` sources, at most as many as there
+  are groups) go through the full no-LLM ingest pipeline (embedding, NER, dates, keywords,
+  segmentation, facts, topics, propagation, salience), and every ``GraphStore.write`` call the
+  ingest makes (file name + rows) is recorded;
+- every other memory *replays* a template's recorded writes through the same ``GraphStore.write``
+  and ``cypher/write/*.cypher`` files, in the same order and batches, with renamed speakers,
+  shifted years and its own ids in every string, then runs ``maintain/salience`` for itself. The
+  vectors are the template's (reused, not re-embedded: the renamed text is not re-encoded), and
+  no NER, keyword, segmentation or topic work is redone. This keeps 1M facts feasible on 2 cores.
+
+At each step (number of memories built) it prints: memories, facts, turns and nodes in the store;
+the replay write rate; p50/p95 wall latency of ``MemoryService.query`` over ``--queries`` LoCoMo
+questions asked to random memories (renamed like their memory); the turns/s of a *real* ingest of
+one more conversation (``--probe``, renamed, into a fresh memory that is deleted afterwards) and
+that ingest's ratio to embedding the same texts alone; the FalkorDB server's RSS, this process's
+RSS, and the store's size on disk (the append-only file). Issue 13's targets at 1,000 memories and
+1M facts: query p95 < 150 ms; ingest turns/s within 20% of the empty store's (first step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench_ingest import recorded_encode  # this directory is on sys.path when run as a script
+
+from hypermem.config import Settings
+from hypermem.eval.dataset import load_questions
+from hypermem.eval.metrics import percentile
+from hypermem.ingest.locomo import Conversation, Message, load_locomo
+from hypermem.service import MemoryService
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "locomo-dev.json"
+SAMPLE = ROOT / "samples" / "sample-conversation.json"
+NAMES = (
+    "Avery Blake Casey Dana Elliot Frankie Gray Harper Indigo Jules Kai Logan Morgan Noel Oakley Parker "
+    "Quinn Reese Sage Tatum Umber Vale Wren Xen Yael Zion Arden Bellamy Corin Devon Emery Finley Greer "
+    "Hollis Islay Jessie Kendall Linden Marlowe Nico Ocean Perry Rowan Sidney Teagan Val Winter Yuri"
+).split()
+_YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How one memory differs from its source text: names (old -> new) and a year shift."""
+
+    memory_id: str
+    names: dict[str, str]
+    years: int
+    prefix: str | None = None  # a template memory id whose ids this variant rewrites
+
+    def __post_init__(self) -> None:
+        pattern = re.compile(r"\b(" + "|".join(map(re.escape, self.names)) + r")\b", re.I) if self.names else None
+        object.__setattr__(self, "_names", pattern)
+        object.__setattr__(self, "_lower", {k.lower(): v for k, v in self.names.items()})
+
+    def _name(self, match: re.Match) -> str:
+        new = self._lower[match.group(0).lower()]
+        word = match.group(0)
+        return new.lower() if word.islower() else new.upper() if word.isupper() and len(word) > 1 else new
+
+    def text(self, value: str) -> str:
+        if self.prefix and value.startswith(self.prefix + "/"):
+            value = self.memory_id + value[len(self.prefix) :]
+        elif self.prefix and value == self.prefix:
+            return self.memory_id
+        if self._names is not None:
+            value = self._names.sub(self._name, value)
+        if self.years:
+            value = _YEAR.sub(lambda m: str(int(m.group(0)) + self.years), value)
+        return value
+
+    def row(self, value):
+        """``value`` (a write row, list or scalar) with every string rewritten; float lists are shared."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.row(v) for k, v in value.items()}
+        if isinstance(value, list):
+            if value and type(value[0]) is float:
+                return value
+            return [self.row(v) for v in value]
+        return value
+
+
+def shift_years(moment, years: int):
+    try:
+        return moment.replace(year=moment.year + years)
+    except ValueError:  # 29 February
+        return moment.replace(year=moment.year + years, day=28)
+
+
+def name_pair(index: int) -> tuple[str, str]:
+    a = NAMES[index % len(NAMES)]
+    b = NAMES[(index // len(NAMES) + 1 + index) % len(NAMES)]
+    return (a, b) if a != b else (a, NAMES[(NAMES.index(b) + 1) % len(NAMES)])
+
+
+def group_messages(group: list[Conversation], index: int) -> tuple[list[Message], list[Variant]]:
+    """The messages of one memory made of ``group`` (renamed pair ``index``), and each source's variant."""
+    pair = name_pair(index)
+    messages, variants, years = [], [], (index % 15) - 7
+    last_year = None
+    for k, conv in enumerate(group):
+        first = min(m.timestamp for m in conv.messages)
+        shift = years if last_year is None else last_year + 1 - first.year
+        variant = Variant(f"m{index}", dict(zip(conv.speakers, pair)), shift)
+        variants.append(variant)
+        for m in conv.messages:
+            messages.append(Message(
+                message_id=f"{k}.{m.message_id}", speaker=variant.text(m.speaker), text=variant.text(m.text),
+                timestamp=shift_years(m.timestamp, shift), session_id=f"{k}.{m.session_id}",
+                image_caption=variant.text(m.image_caption) if m.image_caption else None,
+            ))  # fmt: skip
+        last_year = max(shift_years(m.timestamp, shift) for m in conv.messages).year
+    return messages, variants
+
+
+@dataclass
+class Template:
+    """A memory ingested for real, with the writes it made and what it holds."""
+
+    memory_id: str
+    pair: tuple[str, str]
+    writes: list[tuple[str, list[dict]]]
+    sources: list[str]
+    variants: list[Variant]
+    facts: int
+    turns: int
+    nodes: int
+
+
+def rss_mb(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def disk_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def ingest_template(svc: MemoryService, group: list[Conversation], index: int) -> Template:
+    messages, variants = group_messages(group, index)
+    writes: list[tuple[str, list[dict]]] = []
+    write = svc.store.write
+
+    def recording(name, rows, **params):
+        assert not params, "the ingest writes rows only"
+        writes.append((name, list(rows)))
+        return write(name, rows)
+
+    svc.store.write = recording
+    try:
+        report = svc.ingest_messages(f"m{index}", messages)
+    finally:
+        del svc.store.write
+    nodes = report.turns + report.episodes + report.topics + report.facts + report.persons + report.times
+    nodes += report.locations + report.hyperedges
+    return Template(f"m{index}", name_pair(index), writes, [c.sample_id for c in group], variants, report.facts,
+                    report.turns, nodes)  # fmt: skip
+
+
+def replay(svc: MemoryService, template: Template, index: int) -> list[Variant]:
+    """Write memory ``m{index}`` as a renamed, year-shifted copy of ``template``; returns its source variants."""
+    pair = name_pair(index)
+    years = (index % 15) - 7 - ((template_index(template)) % 15 - 7)
+    variant = Variant(f"m{index}", dict(zip(template.pair, pair)), years, prefix=template.memory_id)
+    for name, rows in template.writes:
+        svc.store.write(name, [variant.row(r) for r in rows])
+    svc.store.query("maintain/salience", memory_id=variant.memory_id)
+    # Questions are asked in the memory's own names and years: compose source -> template -> this memory.
+    return [Variant(variant.memory_id, {old: pair[template.pair.index(new)] for old, new in v.names.items()}, v.years + years)
+            for v in template.variants]  # fmt: skip
+
+
+def template_index(template: Template) -> int:
+    return int(template.memory_id[1:])
+
+
+def probe_ingest(svc: MemoryService, conversation: Conversation, step: int) -> tuple[float, float]:
+    """Real ingest of one more renamed conversation into a fresh memory; (turns/s, ingest/embedding)."""
+    messages, _ = group_messages([conversation], 10_000 + step)
+    memory = f"probe-{step}"
+    svc.store.delete_memory(memory)
+    texts = recorded_encode(svc.embedder)
+    try:
+        started = time.perf_counter()
+        report = svc.ingest_messages(memory, messages)
+        seconds = time.perf_counter() - started
+    finally:
+        del svc.embedder.encode
+    started = time.perf_counter()
+    svc.embedder.encode([text for batch in texts for text in batch])
+    embed_s = time.perf_counter() - started
+    svc.store.delete_memory(memory)
+    return report.turns / seconds, seconds / embed_s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument("--memories", type=int, default=12, help="memories to build (default 12)")
+    parser.add_argument("--steps", default="1,4,12", help="measure after this many memories (comma list)")
+    parser.add_argument("--sources", default="conv-30,conv-26,sample-1", help="source conversations (LoCoMo ids, sample-1)")
+    parser.add_argument("--sources-per-memory", type=int, default=1)
+    parser.add_argument("--queries", type=int, default=60, help="timed queries per step")
+    parser.add_argument("--probe", default="conv-30", help="conversation ingested for real at each step")
+    parser.add_argument("--store", help="store URL (falkordb:///PATH); default a temporary one")
+    parser.add_argument("--seed", type=int, default=13)
+    args = parser.parse_args()
+
+    wanted = args.sources.split(",")
+    locomo_ids = [s for s in wanted if s != "sample-1"]
+    by_id = {c.sample_id: c for c in load_locomo(args.data, locomo_ids)} if locomo_ids else {}
+    if "sample-1" in wanted:
+        by_id["sample-1"] = load_locomo(SAMPLE)[0]
+    sources = [by_id[s] for s in wanted]
+    questions = {s: [q.question for q in load_questions(args.data, [by_id[s]])[0]] for s in locomo_ids}
+    if "sample-1" in wanted:
+        questions["sample-1"] = [q.question for q in load_questions(SAMPLE, [by_id["sample-1"]])[0]]
+    probe = load_locomo(args.data, [args.probe])[0]
+    k = args.sources_per_memory
+    groups = [sources[i : i + k] for i in range(0, len(sources) - k + 1, k)]
+    steps = sorted({s for s in map(int, args.steps.split(",")) if s <= args.memories} | {args.memories})
+    rng = random.Random(args.seed)
+
+    with tempfile.TemporaryDirectory(prefix="hypermem-scale-") as tmp:
+        url = args.store or f"falkordb://{tmp}/db"
+        data_dir = Path(url.removeprefix("falkordb://"))
+        with MemoryService.open(Settings(store=url, llm_base_url=None), use_llm=False) as svc:
+            svc.embedder.encode(["warm-up"])
+            svc.ingestor  # loads spaCy and YAKE  # noqa: B018
+            server_pid = int((data_dir / "server.pid").read_text())
+            templates: list[Template] = []
+            asked: list[tuple[str, Variant, list[str]]] = []  # (memory, variant, its source's questions)
+            facts = turns = nodes = built = 0
+            print(f"sources {','.join(wanted)}; {k} per memory; {len(groups)} template memories; probe {args.probe}")
+            print(f"{'memories':>8} {'facts':>9} {'turns':>9} {'nodes':>9} {'replay facts/s':>14} {'q p50 ms':>9} "
+                  f"{'q p95 ms':>9} {'probe turns/s':>13} {'probe/embed':>11} {'server RSS MB':>13} "
+                  f"{'bench RSS MB':>12} {'disk MB':>8}  load")  # fmt: skip
+            first_rate = None
+            for step in steps:
+                replay_facts, replay_s = 0, 0.0
+                while built < step:
+                    if len(templates) < len(groups):
+                        t = ingest_template(svc, groups[len(templates)], built)
+                        templates.append(t)
+                        variants = t.variants
+                    else:
+                        t = templates[built % len(templates)]
+                        started = time.perf_counter()
+                        variants = replay(svc, t, built)
+                        replay_s += time.perf_counter() - started
+                        replay_facts += t.facts
+                    for source, variant in zip(t.sources, variants):
+                        asked.append((f"m{built}", variant, questions[source]))
+                    facts, turns, nodes, built = facts + t.facts, turns + t.turns, nodes + t.nodes, built + 1
+                latencies = []
+                for _ in range(args.queries):
+                    memory, variant, pool = rng.choice(asked)
+                    question = variant.text(rng.choice(pool))
+                    started = time.perf_counter()
+                    svc.query(memory, question)
+                    latencies.append((time.perf_counter() - started) * 1000)
+                rate, ratio = probe_ingest(svc, probe, step)
+                first_rate = first_rate or rate
+                replay_rate = f"{replay_facts / replay_s:14.0f}" if replay_s else f"{'-':>14}"
+                print(f"{built:>8} {facts:>9,} {turns:>9,} {nodes:>9,} {replay_rate} {percentile(latencies, 50):>9.1f} "
+                      f"{percentile(latencies, 95):>9.1f} {rate:>13.1f} {ratio:>11.2f} {rss_mb(server_pid):>13.0f} "
+                      f"{rss_mb(os.getpid()):>12.0f} {disk_mb(data_dir):>8.0f}  {load()}", flush=True)  # fmt: skip
+            print(f"probe ingest turns/s at {built} memories / first step: {rate / first_rate:.2f} "
+                  f"(probe ingest/embedding ratio is the load-independent view)")
+
+
+if __name__ == "__main__":
+    main()
