@@ -83,3 +83,19 @@ def test_curves_and_margin_interpolate_baselines():
     assert gap["best_baseline"] == "bm25"
     assert gap["baseline_recall"] == pytest.approx(0.55)
     assert gap["margin"] == pytest.approx(0.15)
+
+
+def test_cv_folds_grid_and_choice():
+    from hypermem.eval.cv import choose, folds_of, grid_points
+
+    ids = ["c1", "c2", "c3", "c4", "c5"]
+    assert folds_of(ids, 5) == [["c1"], ["c2"], ["c3"], ["c4"], ["c5"]]
+    assert folds_of(ids, 2) == [["c1", "c3", "c5"], ["c2", "c4"]]
+    with pytest.raises(ValueError, match="folds"):
+        folds_of(ids, 6)
+    assert grid_points({"b": [1, 2], "a": [True]}) == [{"a": True, "b": 1}, {"a": True, "b": 2}]
+    over = ({"x": 1}, {"turns_per_question": 9.0, "evidence_recall": 0.9})
+    best = ({"x": 2}, {"turns_per_question": 8.0, "evidence_recall": 0.7})
+    worse = ({"x": 3}, {"turns_per_question": 6.0, "evidence_recall": 0.6})
+    assert choose([over, best, worse], 8.0)[0] == {"x": 2}  # the best recall within the budget, not overall
+    assert choose([over], 8.0)[0] == {"x": 1}  # nothing within: the fewest turns
