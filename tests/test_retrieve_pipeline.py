@@ -134,9 +134,10 @@ def test_stopping_floor_keeps_at_least_min_facts(ask):
     question = "When did Nadia run the half marathon?"
     bare = ask(question, min_facts=1)["stop"]
     floored = ask(question)["stop"]  # default min_facts = 8
-    assert bare["cut_at"] < 8
-    assert floored["cut_at"] == min(8, floored["considered"])
-    assert floored["rule"] == bare["rule"] + " (floor 8)"
+    assert floored["cut_at"] == max(bare["cut_at"], min(8, floored["considered"]))
+    assert floored["rule"] == bare["rule"] + (" (floor 8)" if bare["cut_at"] < 8 else "")
+    tight = ask(question, min_facts=1, turn_budget=200, stopping="fixed")["stop"]
+    assert tight["cut_at"] == tight["considered"]  # fixed mode ignores the floor and keeps up to the budget
 
 
 def test_judgment_query_stops_at_first_confident_hit(ask):
@@ -210,8 +211,13 @@ def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question)
     for turn in result["turns"]:
         path = turn["path"]
         levels = [s["level"] for s in path]
-        assert levels[0] == "query" and levels[-2:] == ["fact", "turn"]
-        assert levels in (["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "turn"], ["query", "fact", "turn"])
+        assert levels[0] == "query" and levels[-2:] == ["fused", "turn"]
+        assert levels in (["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "fused", "turn"],
+                          ["query", "fact", "fused", "turn"], ["query", "fused", "turn"])  # the last: turn-level leg only
+        fused = path[-2]
+        assert fused["rankers"] and fused["score"] > 0
+        source = fused["id"].split("/")[-1]  # the ranked turn; a reply follows it
+        assert turn["dia_id"] == source or path[-1].get("reply_to") == source
         assert path[-1]["dia_id"] == turn["dia_id"] and path[-1]["id"] == f"testconv/turn/{turn['dia_id']}"
         for step in path:
             if step["level"] in ("topic", "episode", "fact"):
@@ -228,7 +234,9 @@ def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question)
             )
             assert owner[0]["n"] == 1
             assert _members(hm_service, edge["id"])[after["id"]] == pytest.approx(edge["weight"], abs=1e-6)
-        fact = path[-2]["id"]
+        if levels[-3] != "fact":
+            continue
+        fact = path[-3]["id"]
         sources = hm_service.store.run_cypher("MATCH (:Fact {id: $f})-[:FROM_TURN]->(t:Turn) RETURN t.dia_id AS d", {"f": fact})
         if "reply_to" in path[-1]:  # the reply to a question turn of the fact, i.e. the turn right after it
             assert path[-1]["reply_to"] in {r["d"] for r in sources}

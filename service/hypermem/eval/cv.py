@@ -34,6 +34,7 @@ PARTS: dict[str, dict] = {
     "topic level": {"use_topics": False},
     "propagation": {"propagation": False},
     "adaptive stopping": {"stopping": "fixed"},
+    "element salience": {"salience": False},
     "hierarchy (flat facts)": {"flat": True},
 }
 

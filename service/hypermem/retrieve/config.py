@@ -22,6 +22,8 @@ class SearchConfig:
     - ``rrf_k``: the RRF constant;
     - ``global_facts``: also fuse a memory-wide fact search into the fact level (recall safety net);
     - ``replies``: a returned turn that asks a question brings its reply turn along;
+    - ``salience``: False drops HingeMem element matching (query elements × member weight × salience)
+      from the episode score;
     - ``flat_weight``: weight of the turn-level (flat) leg, BM25 + dense over turns, fused by RRF
       with the hierarchy's turn order (0 turns it off); the hierarchy's weight is 1.
     """
@@ -38,6 +40,7 @@ class SearchConfig:
     rrf_k: int = 60
     global_facts: bool = True
     replies: bool = True
+    salience: bool = True
     flat_weight: float = 0.3
     answer: bool = True
 

@@ -195,7 +195,7 @@ class Retriever:
             return []
         fused = self._rank("Episode", memory_id, text, vector, max(pool, cfg.k_episode), cfg, candidates)
         element_rows = {}
-        if analysis.element_ids and fused:
+        if cfg.salience and analysis.element_ids and fused:
             element_rows = {
                 r["id"]: r
                 for r in self.store.query("retrieve/episode_element_scores", memory_id=memory_id,
