@@ -28,7 +28,7 @@ from hypermem.ingest.locomo import Conversation
 
 TURN_BUDGET = 8.0
 # The knobs a fold tunes: each key's values are crossed.
-GRID: dict[str, list] = {"turn_budget": [8], "min_facts": [6, 8], "flat_weight": [0.0, 0.3]}
+GRID: dict[str, list] = {"turn_budget": [8], "rrf_k": [10, 20], "flat_weight": [0.0, 0.3]}
 # A part switched off, as search overrides (README: "every part earns its place").
 PARTS: dict[str, dict] = {
     "topic level": {"use_topics": False},

@@ -7,8 +7,9 @@ vector; Neo4j 5 stores ``toFloatList(x)``).
 
 Scores leaving a dialect are normalised: vector scores are cosine *similarity*
 in [-1, 1] on both engines (FalkorDB returns a distance, Neo4j a (1+cos)/2
-similarity); full-text scores are the engine's own relevance (TF-IDF on
-FalkorDB/RediSearch, BM25 on Neo4j/Lucene), higher is better.
+similarity). Full-text search only *finds* the matching nodes here; ``GraphStore.fulltext_search``
+scores them with BM25 from the memory's own statistics (``hypermem.store.bm25``), the same on
+both engines.
 """
 
 from __future__ import annotations
