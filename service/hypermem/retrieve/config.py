@@ -35,9 +35,9 @@ class SearchConfig:
     flat: bool = False
     propagation: bool = True
     stopping: Literal["adaptive", "fixed"] = "adaptive"
-    turn_budget: int = 10
+    turn_budget: int = 8
     min_facts: int = 8
-    rrf_k: int = 60
+    rrf_k: int = 10
     global_facts: bool = True
     replies: bool = True
     salience: bool = True
