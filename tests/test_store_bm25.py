@@ -64,6 +64,7 @@ def test_store_bm25_equals_bm25s_and_follows_writes(tmp_path, embedder):
             assert after != pytest.approx(expected)  # more documents: every idf and avgdl moved
             assert {h.id: h.score for h in store.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(after, rel=1e-5)
             reader._stats_cache.clear()  # what STATS_CACHE_SECONDS later looks like in the other process
+            reader._ranking_cache.clear()
             assert {h.id: h.score for h in reader.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(after, rel=1e-5)
             only = reader.fulltext_search("Turn", MEMORY, QUERY, 10, candidates=[f"{MEMORY}/turn/D1:4"])
             assert [(h.id, h.score) for h in only] == [(f"{MEMORY}/turn/D1:4", pytest.approx(after[f"{MEMORY}/turn/D1:4"], rel=1e-5))]

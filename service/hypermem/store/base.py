@@ -45,6 +45,7 @@ class GraphStore(ABC):
 
     def __init__(self, *, write_batch_size: int = 500, vector_oversample: int = 4, ef_runtime: int = 200):
         self._stats_cache: dict[tuple, tuple[float, bm25.CorpusStats]] = {}
+        self._ranking_cache: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
         self.write_batch_size = write_batch_size
         self.vector_oversample = vector_oversample
         self.ef_runtime = ef_runtime
@@ -84,6 +85,7 @@ class GraphStore(ABC):
         """
         cypher = self.dialect.adapt(queries.load(name))
         self._stats_cache.clear()  # BM25 statistics change with what is written
+        self._ranking_cache.clear()
         for start in range(0, len(rows), self.write_batch_size):
             self.run_cypher(cypher, {**params, "rows": list(rows[start : start + self.write_batch_size])})
         return len(rows)
@@ -172,20 +174,33 @@ class GraphStore(ABC):
         allowed = set(candidates) if candidates is not None else None
         if allowed is not None and not allowed:
             return []
+        ranked = self._bm25_ranking(label, memory_id, text, words)
+        if allowed is not None:
+            ranked = [r for r in ranked if r[0] in allowed]
+        return [Hit(doc_id, value) for doc_id, value in ranked[:k]]
+
+    def _bm25_ranking(self, label: str, memory_id: str, text: str, words: list[str]) -> list[tuple[str, float]]:
+        """Every match of ``words`` in the memory scored by BM25, best first; the same query text within
+        ``STATS_CACHE_SECONDS`` reuses it (a query searches facts twice: memory-wide, then within candidates)."""
+        key = (label, memory_id, text)
+        cached = self._ranking_cache.get(key)
+        if cached is not None and time.monotonic() - cached[0] < STATS_CACHE_SECONDS:
+            return cached[1]
+        if len(self._ranking_cache) > 256:
+            self._ranking_cache.clear()
         matches = self.run_cypher(
             self.dialect.fulltext(label),
             {"text": self.dialect.fulltext_text(words), "memory_id": memory_id, "limit": MAX_FULLTEXT_MATCHES},
         )
         ranked = bm25.score(text, matches, self._corpus_stats(label, memory_id))
-        if allowed is not None:
-            ranked = [r for r in ranked if r[0] in allowed]
-        return [Hit(doc_id, value) for doc_id, value in ranked[:k]]
+        self._ranking_cache[key] = (time.monotonic(), ranked)
+        return ranked
 
     def _corpus_stats(self, label: str, memory_id: str) -> bm25.CorpusStats:
         """N, Σ|d| and documents per speaker of ``label`` in ``memory_id``, cached ``STATS_CACHE_SECONDS``.
 
-        This process's writes clear the cache; another process's writes reach it within that time
-        (document frequencies are read live from the matches, so only N and avgdl can lag).
+        This process's writes clear the cache (and the rankings'); another process's writes reach
+        both within that time.
         """
         key = (label, memory_id)
         cached = self._stats_cache.get(key)
