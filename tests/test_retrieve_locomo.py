@@ -50,7 +50,7 @@ def test_issue4_must_show_conv26_lgbtq_support_group(hm_service, hm_conv26, hm_l
     result = hm_service.query("conv-26", question)
     turn = next(t for t in result["turns"] if t["dia_id"] == "D1:3")
     levels = [s["level"] for s in turn["path"]]
-    assert levels[0] == "query" and levels[-2:] == ["fact", "turn"]
+    assert levels[0] == "query" and levels[-3:] == ["fact", "fused", "turn"]
     assert "Caroline" in turn["text"] or "support group" in turn["text"].lower() or "LGBTQ" in turn["text"]
     assert "8 May 2023" in result["context"] or "7 May 2023" in result["context"]
     assert result["stop"]["query_type"] == "precision"

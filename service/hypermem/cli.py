@@ -267,6 +267,54 @@ def eval_locomo(
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 
+@eval_app.command("cv")
+def eval_cv(
+    path: str = typer.Argument(..., help="A LoCoMo JSON file."),
+    folds: int = typer.Option(0, "--folds", min=0, help="Number of folds (default: one per conversation, leave one out)."),
+    out: str = typer.Option(..., "--out", help="Directory for cv.json and cv.md."),
+) -> None:
+    """Cross-validation: tune a small grid of search settings on training conversations, report held-out ones.
+
+    Prints per-fold choices and test numbers, the pooled test recall, the standalone baselines and the
+    contribution of each HyperMem/HingeMem part on held-out folds. Ingests conversations not in the store yet.
+    """
+    import json
+    import os
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from hypermem.config import Settings
+    from hypermem.eval.benchmark import ensure_ingested, make_progress
+    from hypermem.eval.cv import Runner, cross_validate, folds_of, markdown
+    from hypermem.eval.dataset import load_questions
+    from hypermem.ingest.locomo import load_locomo
+    from hypermem.service import MemoryService
+
+    if not os.path.isfile(path):
+        raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+    conversations = load_locomo(path)
+    try:
+        groups = folds_of([c.sample_id for c in conversations], folds or len(conversations))
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--folds") from exc
+    questions = load_questions(path, conversations)[0]
+    console = Console()
+    with MemoryService.open(Settings(), use_llm=False) as svc, make_progress(console) as progress:
+        for conversation in conversations:
+            ensure_ingested(svc, conversation, progress)
+        task = progress.add_task("questions", total=None)
+        runner = Runner(svc, conversations, questions, on_question=lambda: progress.advance(task))
+        results = cross_validate(runner, groups)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "cv.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    (target / "cv.md").write_text(markdown(results), encoding="utf-8")
+    console.print(Markdown(markdown(results)))
+    console.print(f"wrote {target / 'cv.json'}, {target / 'cv.md'}")
+
+
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),

@@ -70,12 +70,12 @@ class Settings(BaseSettings):
     )
 
     # --- retrieval ---------------------------------------------------------------------
-    rrf_k: int = Field(default=60, ge=1)
+    rrf_k: int = Field(default=10, ge=1)  # chosen by cross-validation (hypermem eval cv; 60 before)
     k_topic: int = Field(default=10, ge=1, le=200)
     k_episode: int = Field(default=10, ge=1, le=200)
     k_fact: int = Field(default=30, ge=1, le=500)
     stopping: Literal["adaptive", "fixed"] = "adaptive"
-    turn_budget: int = Field(default=10, ge=1, le=200, description="Most turns one answer returns (HiGMem: ~8).")
+    turn_budget: int = Field(default=8, ge=1, le=200, description="Most turns one answer returns (HiGMem: ~8; issue 11: <= 8).")
     reranker_model: str | None = Field(
         default=None, description="Optional sentence-transformers CrossEncoder directory or package (offline)."
     )

@@ -197,11 +197,13 @@ class QueryRequestSchema(RequestSchema):
     propagation = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False searches the unpropagated vectors."})
     global_facts = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "Also fuse a memory-wide fact search."})
     replies = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "A returned question turn brings its reply turn."})
+    salience = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False drops element matching from episode scores."})
+    flat_weight = fields.Float(validate=validate.Range(0, 10), metadata={"description": "Weight of the turn-level BM25 + dense leg in the final RRF (0: off)."})
     answer = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "Generate an answer when an LLM is configured."})
 
 
 class PathStepSchema(PassThroughSchema):
-    level = fields.String(required=True, metadata={"description": "query | topic | hyperedge | episode | fact | turn"})
+    level = fields.String(required=True, metadata={"description": "query | topic | hyperedge | episode | fact | fused | turn"})
     id = fields.String(allow_none=True)
     score = fields.Float(allow_none=True)
     weight = fields.Float(allow_none=True)

@@ -5,7 +5,8 @@
 
     {"systems": {NAME: {"overall": STATS, "by_category": {"1": STATS, ...}}},
      "dataset": {... unmatched_evidence: {"count", "ids"} ...},
-     "conversations": {sample_id: {"turns", "questions"}}, "limit": N | None}
+     "conversations": {sample_id: {"turns", "questions"}}, "limit": N | None,
+     "margin": {"system", "turns", "recall", "best_baseline", "baseline_recall", "margin"} | None}
 
 with STATS as in ``hypermem.eval.metrics.stats``. Latencies are wall time per question, after
 one untimed warm-up query per system (model loading is not retrieval).
@@ -23,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from hypermem.eval.dataset import DatasetReport, Question, load_questions
 from hypermem.eval.metrics import Outcome, summarise
+from hypermem.eval.report import margin
 from hypermem.eval.systems import ConversationTurns, System, default_systems
 from hypermem.ingest.locomo import load_locomo
 from hypermem.model import Conversation
@@ -43,12 +45,14 @@ class BenchmarkRun:
     contexts: dict[str, list[str]] = field(default_factory=dict)
 
     def results(self) -> dict:
-        return {
+        results = {
             "systems": {name: summarise(outcomes) for name, outcomes in self.outcomes.items()},
             "dataset": self.dataset.as_dict(),
             "conversations": self.conversations,
             "limit": self.limit,
         }
+        results["margin"] = margin(results)
+        return results
 
 
 def make_progress(console: Console | None = None, *, show: bool = True) -> Progress:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import numpy as np
+
 from hypermem.eval.dataset import CATEGORIES, CATEGORY_NAMES
+
+_AT_K = re.compile(r"^(?P<family>[\w-]+)@(?P<k>\d+)$")
 
 _COLUMNS = (
     ("evidence_recall", "recall", "{:.3f}"),
@@ -20,6 +25,46 @@ _COLUMNS = (
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def curves(results: dict) -> dict[str, list[tuple[float, float, str]]]:
+    """Recall-vs-turns curves: ``{family: [(turns/question, recall, system), ...]}`` sorted by turns.
+
+    A family is every ``NAME@K`` system (``bm25@3`` ... ``bm25@25``); the ``hypermem`` family also
+    holds ``hypermem`` itself (its default turn budget).
+    """
+    out: dict[str, list[tuple[float, float, str]]] = {}
+    for name, s in results["systems"].items():
+        match = _AT_K.match(name)
+        family = match["family"] if match else (name if name == "hypermem" else None)
+        if family is None:
+            continue
+        out.setdefault(family, []).append((s["overall"]["turns_per_question"], s["overall"]["evidence_recall"], name))
+    return {family: sorted(points) for family, points in out.items()}
+
+
+def margin(results: dict, system: str = "hypermem") -> dict | None:
+    """``system``'s recall minus the best baseline curve's recall at ``system``'s turns per question.
+
+    Each baseline curve is linearly interpolated in turns (clamped at its ends). Returns
+    ``{"system", "turns", "recall", "best_baseline", "baseline_recall", "margin"}``, or None
+    without the system or any baseline curve.
+    """
+    if system not in results["systems"]:
+        return None
+    own = results["systems"][system]["overall"]
+    turns, recall = own["turns_per_question"], own["evidence_recall"]
+    best = None
+    for family, points in curves(results).items():
+        if family == "hypermem":
+            continue
+        at = float(np.interp(turns, [p[0] for p in points], [p[1] for p in points]))
+        if best is None or at > best[1]:
+            best = (family, at)
+    if best is None:
+        return None
+    return {"system": system, "turns": round(turns, 3), "recall": round(recall, 4), "best_baseline": best[0],
+            "baseline_recall": round(best[1], 4), "margin": round(recall - best[1], 4)}  # fmt: skip
 
 
 def markdown(results: dict) -> str:
@@ -50,6 +95,16 @@ def markdown(results: dict) -> str:
             for name, s in systems.items()
         ],
     )
+    gap = results.get("margin")
+    if gap:
+        lines += [
+            "",
+            "## Margin over the best standalone baseline at the same turns",
+            "",
+            f"{gap['system']}: recall {gap['recall']:.3f} at {gap['turns']:.1f} turns/question; best baseline "
+            f"{gap['best_baseline']} interpolated to the same turns: {gap['baseline_recall']:.3f}; "
+            f"margin {gap['margin']:+.3f}.",
+        ]
     dataset = results.get("dataset")
     if dataset:
         unmatched = ", ".join(f"{u['sample_id']} q{u['question']} {u['id']}" for u in dataset["unmatched_evidence"]["ids"])
@@ -78,14 +133,23 @@ def markdown(results: dict) -> str:
 
 
 def plot(results: dict, path: Path) -> None:
-    """Scatter of overall evidence recall against returned turns per question (log x), one labelled point per system."""
+    """Overall evidence recall against returned turns per question (log x): one line per
+    recall-vs-turns curve (``curves``), one labelled point per other system."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 5.5))
+    lines = curves(results)
+    on_curve = {p[2] for points in lines.values() for p in points}
+    for family, points in lines.items():
+        color = "tab:red" if family == "hypermem" else None
+        ax.plot([max(p[0], 0.1) for p in points], [p[1] for p in points], marker="o", ms=4, label=family,
+                color=color, lw=2.2 if family == "hypermem" else 1.2, zorder=4 if family == "hypermem" else 3)  # fmt: skip
     for name, s in results["systems"].items():
+        if name in on_curve:
+            continue
         x, y = max(s["overall"]["turns_per_question"], 0.1), s["overall"]["evidence_recall"]
         color = "tab:red" if name.startswith("hypermem") else ("tab:gray" if name == "full-context" else "tab:blue")
         ax.scatter([x], [y], color=color, s=60 if name == "hypermem" else 30, zorder=3)
@@ -96,6 +160,7 @@ def plot(results: dict, path: Path) -> None:
     ax.set_ylabel("evidence recall")
     ax.set_title("LoCoMo: evidence recall vs returned turns")
     ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -7,8 +7,9 @@ model's WordPiece tokens) and the retrieval wall time in milliseconds.
 - ``hypermem`` and ablations call ``MemoryService.query`` with overrides. Returned turns are
   the union of ``turns[].dia_id`` and ``facts[].source_dia_ids``; episode summaries earn no
   turns but their tokens are in ``context_tokens``.
-- Baselines rank the conversation's Turn nodes by BM25 (full-text index), dense (vector
-  index) or both fused with RRF (k = ``Settings.rrf_k``), and keep the top ``k``.
+- ``hypermem@N`` is hypermem with a turn budget of N (``TURN_BUDGETS``): its recall-vs-turns curve.
+- Baselines (``hypermem.eval.baselines``) rank the conversation's turns outside the store by
+  standard BM25 (bm25s), dense exact cosine, or RRF of both, and keep the top ``k``.
 - ``full-context`` returns every turn (recall 1.0 by definition) at zero latency.
 """
 
@@ -16,18 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from hypermem.eval.baselines import standalone_baselines
 from hypermem.ingest.turns import turn_text
 from hypermem.model import Conversation, node_id
-from hypermem.retrieve.fusion import rrf
 
 if TYPE_CHECKING:
     from hypermem.service import MemoryService
 
-# Hybrid fuses each ranker's top (HYBRID_POOL × k) before cutting at k.
-HYBRID_POOL = 4
-BUDGETS = (8, 25)
+TURN_BUDGETS = (5, 10)  # with the default budget (8): the 5, 8, 10 curve
 ABLATIONS = {
     "hypermem": {},
     "hypermem-no-topic": {"use_topics": False},
@@ -52,6 +51,7 @@ class ConversationTurns:
 
     def __init__(self, conversation: Conversation, count_tokens):
         self.memory_id = conversation.sample_id
+        self.conversation = conversation
         self._prefix = node_id(self.memory_id, "turn", "")
         self.lines = {
             m.message_id: f"[{m.timestamp:%d %B %Y}] {m.speaker}: {turn_text(m)}" for m in conversation.messages
@@ -97,31 +97,6 @@ class HyperMemSystem:
 
 
 @dataclass(frozen=True)
-class TurnBaseline:
-    """Top-``k`` turns by ``method``: ``bm25``, ``dense`` or ``hybrid`` (RRF of both)."""
-
-    method: Literal["bm25", "dense", "hybrid"]
-    k: int
-
-    @property
-    def name(self) -> str:
-        return f"{self.method}@{self.k}"
-
-    def retrieve(self, svc: MemoryService, turns: ConversationTurns, question: str) -> Retrieved:
-        start = perf_counter()
-        pool = self.k * HYBRID_POOL if self.method == "hybrid" else self.k
-        rankings = {}
-        if self.method in ("bm25", "hybrid"):
-            rankings["bm25"] = svc.store.fulltext_search("Turn", turns.memory_id, question, pool)
-        if self.method in ("dense", "hybrid"):
-            vector = svc.embedder.encode_one(question)
-            rankings["dense"] = svc.store.vector_search("Turn", turns.memory_id, vector, pool)
-        ids = [f.id for f in rrf(rankings, k=svc.settings.rrf_k)][: self.k]
-        latency = (perf_counter() - start) * 1000
-        return turns.retrieved([turns.dia_id(i) for i in ids], latency)
-
-
-@dataclass(frozen=True)
 class FullContext:
     """Every turn of the conversation, in dialogue order; no retrieval, so zero latency."""
 
@@ -132,8 +107,10 @@ class FullContext:
 
 
 def default_systems() -> list[System]:
-    """hypermem, its ablations, the six turn baselines (k = 8, 25) and full context, in report order."""
+    """hypermem, its ablations, hypermem at each of ``TURN_BUDGETS``, the standalone turn baselines
+    and full context, in report order."""
     systems: list[System] = [HyperMemSystem(name, overrides) for name, overrides in ABLATIONS.items()]
-    systems += [TurnBaseline(method, k) for k in BUDGETS for method in ("bm25", "dense", "hybrid")]
+    systems += [HyperMemSystem(f"hypermem@{n}", {"turn_budget": n}) for n in TURN_BUDGETS]
+    systems += standalone_baselines()
     systems.append(FullContext())
     return systems

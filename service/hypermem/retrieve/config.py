@@ -21,7 +21,11 @@ class SearchConfig:
     - ``min_facts``: adaptive stopping never keeps fewer facts than this;
     - ``rrf_k``: the RRF constant;
     - ``global_facts``: also fuse a memory-wide fact search into the fact level (recall safety net);
-    - ``replies``: a returned turn that asks a question brings its reply turn along.
+    - ``replies``: a returned turn that asks a question brings its reply turn along;
+    - ``salience``: False drops HingeMem element matching (query elements × member weight × salience)
+      from the episode score;
+    - ``flat_weight``: weight of the turn-level (flat) leg, BM25 + dense over turns, fused by RRF
+      with the hierarchy's turn order (0 turns it off); the hierarchy's weight is 1.
     """
 
     k_topic: int = 10
@@ -31,11 +35,13 @@ class SearchConfig:
     flat: bool = False
     propagation: bool = True
     stopping: Literal["adaptive", "fixed"] = "adaptive"
-    turn_budget: int = 10
+    turn_budget: int = 8
     min_facts: int = 8
-    rrf_k: int = 60
+    rrf_k: int = 10
     global_facts: bool = True
     replies: bool = True
+    salience: bool = True
+    flat_weight: float = 0.3
     answer: bool = True
 
     @classmethod
@@ -56,6 +62,9 @@ class SearchConfig:
             if name.startswith("k_") or name in ("turn_budget", "rrf_k", "min_facts"):
                 if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 500:
                     raise ValueError(f"{name}: must be an integer from 1 to 500")
+            elif name == "flat_weight":
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10:
+                    raise ValueError("flat_weight: must be a number from 0 to 10")
             elif name == "stopping":
                 if value not in ("adaptive", "fixed"):
                     raise ValueError("stopping: must be 'adaptive' or 'fixed'")

@@ -43,6 +43,7 @@ from hypermem.retrieve.recency import apply_recency
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.stopping import StopDecision, cut
 from hypermem.store import GraphStore
+from hypermem.store.base import Hit
 from hypermem.text import text_problem
 
 log = logging.getLogger(__name__)
@@ -126,8 +127,8 @@ class Retriever:
         facts = apply_recency(self.store, memory_id, text, facts)
         lap("rerank")
         stop = self._stop(facts, analysis, cfg)
-        facts = facts[: stop.cut_at]
-        turns = self._turns(facts, cfg.turn_budget, cfg.replies)
+        size = len(self._turns(facts[: stop.cut_at], cfg.turn_budget, cfg.replies))
+        turns = self._turns(self._with_flat_leg(memory_id, text, vector, facts, cfg), size, cfg.replies)
         selection = self._select_turns(text, turns)
         kept = {t["dia_id"] for t in turns}
         facts = [f for f in facts if kept & set(f["source_dia_ids"])]
@@ -199,7 +200,7 @@ class Retriever:
             return []
         fused = self._rank("Episode", memory_id, text, vector, max(pool, cfg.k_episode), cfg, candidates)
         element_rows = {}
-        if analysis.element_ids and fused:
+        if cfg.salience and analysis.element_ids and fused:
             element_rows = {
                 r["id"]: r
                 for r in self.store.query("retrieve/episode_element_scores", memory_id=memory_id,
@@ -281,6 +282,41 @@ class Retriever:
             confident=CONFIDENT_COSINE,
             min_keep=cfg.min_facts,
         )
+
+    def _with_flat_leg(self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig) -> list[dict]:
+        """The turns to read, best first, as one-source "facts" for ``_turns``: the hierarchy's turn order
+        (source turns of the ranked facts) fused by weighted RRF with the turn-level leg (BM25 and dense
+        over every turn, ``cfg.flat_weight``). The leg keeps hypermem at least as good as plain search over
+        turns where the hierarchy is weak (long chats, implicit cues). Facts keep their own scores."""
+        order: dict[str, tuple[dict, dict]] = {}
+        for fact in facts:
+            for source in fact["sources"]:
+                order.setdefault(source["id"], (source, fact))
+        if cfg.flat_weight <= 0:
+            flat = {}
+        else:
+            pool = max(cfg.k_fact, cfg.turn_budget)
+            flat = {
+                "turn-bm25": self.store.fulltext_search("Turn", memory_id, text, pool),
+                "turn-dense": self.store.vector_search("Turn", memory_id, vector, pool),
+            }
+        hierarchy = [Hit(turn_id, fact["score"]) for turn_id, (_, fact) in order.items()]
+        weights = {"turn-bm25": cfg.flat_weight, "turn-dense": cfg.flat_weight}
+        fused = rrf({"hierarchy": hierarchy, **flat}, k=cfg.rrf_k, weights=weights)
+        missing = [f.id for f in fused[: 2 * cfg.turn_budget] if f.id not in order]
+        details = {r["id"]: r for r in self.store.query("retrieve/turn_details", memory_id=memory_id, ids=missing)} if missing else {}
+        ranked = []
+        for item in fused[: 2 * cfg.turn_budget]:
+            if item.id in order:
+                source, fact = order[item.id]
+                path = fact["path"]
+            elif item.id in details:
+                source, path = details[item.id], [_step("query", "query", via="turn-level BM25 + dense")]
+            else:
+                continue
+            ranked.append({"score": round(item.score, 6), "sources": [source],
+                           "path": [*path, _step("fused", item.id, item.score, rankers=item.rankers)]})  # fmt: skip
+        return ranked
 
     @staticmethod
     def _turns(facts: list[dict], budget: int, replies: bool) -> list[dict]:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from hypermem.errors import HypermemError
-from hypermem.store import queries
-from hypermem.store.dialect import Dialect, query_terms
+from hypermem.store import bm25, queries
+from hypermem.store.dialect import Dialect
 
-TERM_CACHE_SECONDS = 30.0
+STATS_CACHE_SECONDS = 30.0
+MAX_FULLTEXT_MATCHES = 5000  # per search; beyond it df is counted on the first matches only
 
 
 def _has_vector(row: dict[str, Any]) -> bool:
@@ -49,15 +50,12 @@ class GraphStore(ABC):
     #: Times the engine was found dead and restarted (an embedded engine only; a server engine never is).
     restarts: int = 0
 
-    #: Full-text query terms found in more than this share of a memory's nodes are dropped
-    #: (an IDF cut: RediSearch's TF-IDF lets a name said in every third turn drown rare terms).
-    max_term_df = 0.05
-
     def __init__(
         self, *, write_batch_size: int = 500, vector_write_batch_size: int = 100, vector_oversample: int = 4,
         ef_runtime: int = 200,
     ):  # fmt: skip
-        self._term_cache: dict[tuple, tuple[float, list[str]]] = {}
+        self._stats_cache: dict[tuple, tuple[float, bm25.CorpusStats]] = {}
+        self._ranking_cache: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
         self.write_batch_size = write_batch_size
         self.vector_write_batch_size = vector_write_batch_size
         self.vector_oversample = vector_oversample
@@ -100,7 +98,8 @@ class GraphStore(ABC):
         HNSW inserts dominate it (500 facts with two vectors each held it 280 ms under load).
         """
         cypher = self.dialect.adapt(queries.load(name))
-        self._term_cache.clear()  # document frequencies change with what is written
+        self._stats_cache.clear()  # BM25 statistics change with what is written
+        self._ranking_cache.clear()
         size = self.vector_write_batch_size if rows and _has_vector(rows[0]) else self.write_batch_size
         for start in range(0, len(rows), size):
             self.run_cypher(cypher, {**params, "rows": list(rows[start : start + size])})
@@ -186,50 +185,62 @@ class GraphStore(ABC):
     def fulltext_search(
         self, label: str, memory_id: str, text: str, k: int, *, candidates: Iterable[str] | None = None
     ) -> list[Hit]:
-        """Top-``k`` nodes of ``label`` in ``memory_id`` by full-text relevance (BM25/TF-IDF).
+        """Top-``k`` nodes of ``label`` in ``memory_id`` by Okapi BM25 (``hypermem.store.bm25``), best first.
 
-        Any user text is safe: it is reduced to word terms and OR-ed. Returns ``[]`` when
-        no searchable term is left (empty string, punctuation, emoji, stop words only).
+        The engine's full-text index finds every node sharing a word with ``text`` (words OR-ed);
+        BM25 is computed from the memory's own term statistics, so both engines rank alike. With
+        ``candidates``, statistics still cover the whole memory and only those ids are returned.
+        Any user text is safe; returns ``[]`` when no searchable word is left (empty string,
+        punctuation, emoji, stop words only). Scores are BM25 (> 0).
         """
-        terms = self._informative_terms(label, memory_id, query_terms(text))
-        if not terms or k <= 0:
+        words = bm25.query_words(text)
+        if not words or k <= 0:
             return []
-        params: dict[str, Any] = {"text": self.dialect.fulltext_text(terms), "memory_id": memory_id, "k": k}
-        if candidates is not None:
-            params["ids"] = list(dict.fromkeys(candidates))
-            if not params["ids"]:
-                return []
-        rows = self.run_cypher(self.dialect.fulltext(label, candidates is not None), params)
-        return [Hit(r["id"], float(r["score"])) for r in rows]
+        allowed = set(candidates) if candidates is not None else None
+        if allowed is not None and not allowed:
+            return []
+        ranked = self._bm25_ranking(label, memory_id, text, words)
+        if allowed is not None:
+            ranked = [r for r in ranked if r[0] in allowed]
+        return [Hit(doc_id, value) for doc_id, value in ranked[:k]]
 
-    def _informative_terms(self, label: str, memory_id: str, terms: list[str]) -> list[str]:
-        """``terms`` without those absent from the memory or in more than ``max_term_df`` of its nodes.
-
-        When every term is too common, the rarest one is kept. Results are cached for
-        ``TERM_CACHE_SECONDS`` (a query searches facts twice with the same words; document
-        frequencies move slowly). This process's writes clear the cache; another process's
-        writes reach the cut within that time.
-        """
-        if len(terms) < 2:
-            return terms
-        key = (label, memory_id, tuple(terms))
-        cached = self._term_cache.get(key)
-        if cached is not None and time.monotonic() - cached[0] < TERM_CACHE_SECONDS:
+    def _bm25_ranking(self, label: str, memory_id: str, text: str, words: list[str]) -> list[tuple[str, float]]:
+        """Every match of ``words`` in the memory scored by BM25, best first; the same query text within
+        ``STATS_CACHE_SECONDS`` reuses it (a query searches facts twice: memory-wide, then within candidates)."""
+        key = (label, memory_id, text)
+        cached = self._ranking_cache.get(key)
+        if cached is not None and time.monotonic() - cached[0] < STATS_CACHE_SECONDS:
             return cached[1]
-        if len(self._term_cache) > 4096:
-            self._term_cache.clear()
-        kept = self._count_terms(label, memory_id, terms)
-        self._term_cache[key] = (time.monotonic(), kept)
-        return kept
+        if len(self._ranking_cache) > 256:
+            self._ranking_cache.clear()
+        matches = self.run_cypher(
+            self.dialect.fulltext(label),
+            {"text": self.dialect.fulltext_text(words), "memory_id": memory_id, "limit": MAX_FULLTEXT_MATCHES},
+        )
+        ranked = bm25.score(text, matches, self._corpus_stats(label, memory_id))
+        self._ranking_cache[key] = (time.monotonic(), ranked)
+        return ranked
 
-    def _count_terms(self, label: str, memory_id: str, terms: list[str]) -> list[str]:
-        """The IDF cut itself: one document-frequency query and one count."""
-        df = {r["term"]: int(r["df"]) for r in self.run_cypher(self.dialect.fulltext_df(label), {"terms": terms, "memory_id": memory_id})}
-        if not df:
-            return []
-        total = int(self.run_cypher(self.dialect.label_count(label), {"memory_id": memory_id})[0]["n"])
-        kept = [t for t in terms if 0 < df.get(t, 0) <= self.max_term_df * total]
-        return kept or [min(df, key=df.get)]
+    def _corpus_stats(self, label: str, memory_id: str) -> bm25.CorpusStats:
+        """N, Σ|d| and documents per speaker of ``label`` in ``memory_id``, cached ``STATS_CACHE_SECONDS``.
+
+        This process's writes clear the cache (and the rankings'); another process's writes reach
+        both within that time.
+        """
+        key = (label, memory_id)
+        cached = self._stats_cache.get(key)
+        if cached is not None and time.monotonic() - cached[0] < STATS_CACHE_SECONDS:
+            return cached[1]
+        if len(self._stats_cache) > 4096:
+            self._stats_cache.clear()
+        rows = self.run_cypher(self.dialect.fulltext_stats(label), {"memory_id": memory_id})
+        stats = bm25.CorpusStats(
+            documents=sum(int(r["documents"]) for r in rows),
+            words=sum(int(r["words"]) for r in rows),
+            speakers={r["speaker"]: int(r["documents"]) for r in rows if r["speaker"]},
+        )
+        self._stats_cache[key] = (time.monotonic(), stats)
+        return stats
 
     # --- lifecycle of a memory -------------------------------------------------------------
     def delete_memory(self, memory_id: str) -> int:

@@ -7,37 +7,16 @@ vector; Neo4j 5 stores ``toFloatList(x)``).
 
 Scores leaving a dialect are normalised: vector scores are cosine *similarity*
 in [-1, 1] on both engines (FalkorDB returns a distance, Neo4j a (1+cos)/2
-similarity); full-text scores are the engine's own relevance (TF-IDF on
-FalkorDB/RediSearch, BM25 on Neo4j/Lucene), higher is better.
+similarity). Full-text search only *finds* the matching nodes here; ``GraphStore.fulltext_search``
+scores them with BM25 from the memory's own statistics (``hypermem.store.bm25``), the same on
+both engines.
 """
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 
-from spacy.lang.en.stop_words import STOP_WORDS
-
 from hypermem.model import LABELS, SEARCH_LABELS, VECTOR_INDEXES
-
-_TERM = re.compile(r"[^\W_]+", re.UNICODE)
-MAX_QUERY_TERMS = 32
-
-
-def query_terms(text: str) -> list[str]:
-    """Word terms of a user query for full-text search: lowercase, deduplicated, no stop words.
-
-    Only letters and digits survive, so no engine operator (``- | * % : " ( )`` for
-    RediSearch; ``+ - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /`` and AND/OR/NOT for Lucene)
-    can reach the engine. Dates split into parts (``2023-05-07`` -> ``2023 05 07``).
-    Returns at most ``MAX_QUERY_TERMS`` terms; ``[]`` when nothing searchable is left.
-    """
-    seen: dict[str, None] = {}
-    for term in _TERM.findall(text.lower()):
-        if term in STOP_WORDS or (len(term) < 2 and not term.isdigit()):
-            continue
-        seen.setdefault(term, None)
-    return list(seen)[:MAX_QUERY_TERMS]
 
 
 def _checked_label(label: str, allowed=SEARCH_LABELS) -> str:
@@ -87,7 +66,7 @@ class Dialect(ABC):
 
     @abstractmethod
     def fulltext_text(self, terms: list[str]) -> str:
-        """Join safe terms (from ``query_terms``) into this engine's OR query."""
+        """Join safe words (from ``hypermem.store.bm25.query_words``) into this engine's OR query."""
 
     def vector_ann(self, label: str, prop: str) -> str:
         """ANN query. Params: vector, kk (oversampled k), memory_id, k. Returns id, score (cosine)."""
@@ -106,23 +85,24 @@ class Dialect(ABC):
             f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC LIMIT $k"
         )
 
-    def fulltext_df(self, label: str) -> str:
-        """Document frequency of each of ``$terms`` within one memory. Returns term, df (terms with df 0 omitted)."""
+    def fulltext(self, label: str) -> str:
+        """Every node of one memory matching the full-text query. Params: text, memory_id, limit.
+        Returns id, speaker ('' when absent), text."""
         label = _checked_label(label)
-        call = self._fulltext_call(label).replace("$text", "term")
-        return f"UNWIND $terms AS term {call} WITH term, node WHERE node.memory_id = $memory_id RETURN term, count(node) AS df"
-
-    def label_count(self, label: str) -> str:
-        """Nodes of ``label`` in one memory. Returns n."""
-        return f"MATCH (node:{_checked_label(label)}) WHERE node.memory_id = $memory_id RETURN count(node) AS n"
-
-    def fulltext(self, label: str, candidates: bool) -> str:
-        """Full-text query. Params: text, memory_id, k, [ids]. Returns id, score."""
-        label = _checked_label(label)
-        extra = " AND node.id IN $ids" if candidates else ""
         return (
-            f"{self._fulltext_call(label)} WITH node, score WHERE node.memory_id = $memory_id{extra} "
-            "RETURN node.id AS id, score ORDER BY score DESC LIMIT $k"
+            f"{self._fulltext_call(label)} WITH node WHERE node.memory_id = $memory_id "
+            "RETURN node.id AS id, coalesce(node.speaker, '') AS speaker, node.text AS text LIMIT $limit"
+        )
+
+    def fulltext_stats(self, label: str) -> str:
+        """BM25 statistics of one memory's ``label`` nodes, per speaker. Params: memory_id.
+        Returns speaker ('' when absent), documents, words (Σ whitespace-separated words of speaker and text)."""
+        label = _checked_label(label)
+        return (
+            f"MATCH (node:{label}) WHERE node.memory_id = $memory_id AND node.text IS NOT NULL "
+            "WITH coalesce(node.speaker, '') AS speaker, node "
+            "RETURN speaker, count(node) AS documents, "
+            "sum(size(split(node.text, ' ')) + CASE WHEN speaker = '' THEN 0 ELSE size(split(speaker, ' ')) END) AS words"
         )
 
 

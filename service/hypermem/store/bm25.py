@@ -1,0 +1,126 @@
+"""Okapi BM25 over the engine's full-text matches, from term statistics read out of the graph (issue 11).
+
+The engine's full-text index finds the nodes that share a word with the query (an OR of the
+query's words); this module scores them with Lucene's BM25 (Robertson & Zaragoza 2009; the
+variant of Lucene 8+ and ``bm25s``, k1 = 1.5, b = 0.75):
+
+    score(d) = Σ_t idf(t) · tf(t, d) / (tf(t, d) + k1 · (1 - b + b · |d| / avgdl)),
+    idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+Documents are a node's ``speaker`` (Turn nodes; empty elsewhere) and ``text``. The analyzer is
+``bm25s``'s: lowercase, words of two or more word characters, its English stop words, Snowball
+English stems (PyStemmer); |d| counts a document's analyzed terms. N, the mean words per document
+and the speaker counts come from one aggregate over the memory (avgdl is that mean times the
+matched documents' analyzed terms per word); df counts the matched documents, which is exact because every
+document holding a query term matches the OR query. So scores follow the graph under incremental
+ingest and with other processes writing, with no statistics kept anywhere else.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
+
+K1 = 1.5
+B = 0.75
+MAX_QUERY_WORDS = 32
+ANALYZED_CACHE = 50_000  # texts
+STOP_WORDS = frozenset(STOPWORDS_EN)
+_WORD = re.compile(r"(?u)\b\w\w+\b")
+_SAFE = re.compile(r"[^\W_]{2,}|\d+", re.UNICODE)
+_local = threading.local()
+
+
+def _stem(words: list[str]) -> list[str]:
+    stemmer = getattr(_local, "stemmer", None)  # a PyStemmer object is not thread-safe
+    if stemmer is None:
+        stemmer = _local.stemmer = Stemmer.Stemmer("english")
+    return stemmer.stemWords(words)
+
+
+@lru_cache(maxsize=ANALYZED_CACHE)
+def analyze(text: str) -> tuple[str, ...]:
+    """BM25 terms of ``text``: lowercase words (2+ word characters) minus English stop words, stemmed.
+
+    Cached: the same stored texts are scored again by every query that matches them.
+    """
+    return tuple(_stem([w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]))
+
+
+def query_words(text: str) -> list[str]:
+    """Words of a user query the engine can OR safely: letters/digits only, no stop words, deduplicated.
+
+    No engine operator (``- | * % : " ( )`` for RediSearch; ``+ - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /``
+    and upper-case AND/OR/NOT for Lucene) survives. At most ``MAX_QUERY_WORDS``; ``[]`` when none.
+    """
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if word in STOP_WORDS:
+            continue
+        for part in _SAFE.findall(word):
+            seen.setdefault(part, None)
+    return list(seen)[:MAX_QUERY_WORDS]
+
+
+@dataclass(frozen=True)
+class CorpusStats:
+    """One label's documents in one memory: ``documents`` (N), ``words`` (Σ|d|) and documents per speaker."""
+
+    documents: int
+    words: int
+    speakers: dict[str, int]
+
+    @property
+    def avgdl(self) -> float:
+        return self.words / self.documents if self.documents else 0.0
+
+
+def doc_length(speaker: str, text: str) -> int:
+    """|d| in whitespace-separated words, as the statistics aggregate counts it (speaker included)."""
+    return len(text.split(" ")) + (len(speaker.split(" ")) if speaker else 0)
+
+
+def score(query: str, matches: Iterable[dict], stats: CorpusStats) -> list[tuple[str, float]]:
+    """BM25 of each matched ``{"id", "speaker", "text"}`` for ``query``: ``[(id, score)]``, best first, score > 0.
+
+    Ties keep the order of ``matches``. df(t) = matched documents whose text holds t and whose
+    speaker does not, plus every document of a speaker whose name holds t (``stats.speakers``).
+    """
+    terms = set(analyze(query))
+    if not terms or not stats.documents:
+        return []
+    speaker_terms = {s: set(analyze(s)) for s in stats.speakers if s}
+    docs = []
+    df: Counter[str] = Counter()
+    words = tokens = 0
+    for match in matches:
+        speaker, text = match.get("speaker") or "", match["text"] or ""
+        text_terms, name_terms = analyze(text), analyze(speaker)
+        tf = Counter(t for t in text_terms if t in terms)
+        df.update(t for t in tf if t not in name_terms)
+        tf.update(t for t in name_terms if t in terms)
+        docs.append((match["id"], tf, len(text_terms) + len(name_terms)))
+        words += doc_length(speaker, text)
+        tokens += len(text_terms) + len(name_terms)
+    for speaker, names in speaker_terms.items():
+        for t in names & terms:
+            df[t] += stats.speakers[speaker]
+    # |d| counts analyzed terms; the aggregate counts words: scale avgdl by the matches' terms per word.
+    n, avgdl = stats.documents, (stats.avgdl * tokens / words if words else 0.0) or 1.0
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms if df[t]}
+    scored = []
+    for doc_id, tf, length in docs:
+        norm = K1 * (1 - B + B * length / avgdl)
+        value = sum(idf[t] * f / (f + norm) for t, f in tf.items() if t in idf)
+        if value > 0:
+            scored.append((doc_id, value))
+    scored.sort(key=lambda s: s[1], reverse=True)
+    return scored

@@ -1,0 +1,81 @@
+"""The store's full-text ranking is Okapi BM25 (issue 11): equal to ``bm25s`` on a tiny corpus, before and
+after an incremental write, and as seen by a second store handle on the same embedded server."""
+
+from __future__ import annotations
+
+import pytest
+
+from hypermem.config import Settings
+from hypermem.embed import Embedder
+from hypermem.eval.baselines import BM25Ranker
+from hypermem.store import bm25, open_store
+
+MEMORY = "bm25-tiny"
+# Every text says "today", so a query with "today" matches every document and BM25's avgdl is exact.
+FIRST = [
+    ("Alice", "Today I went running in the park by the lake"),
+    ("Bob", "Today the park was closed for the running races, running late"),
+    ("Alice", "Today I love painting sunsets"),
+    ("Bob", "Today my sister adopted a puppy"),
+]
+LATER = [
+    ("Alice", "Today Bob and I went running again, the park reopened"),
+    ("Bob", "Today painting class was fun"),
+]
+QUERY = "Who went running in the park today?"
+
+
+def _rows(embedder: Embedder, turns: list[tuple[str, str]], start: int) -> list[dict]:
+    vectors = embedder.encode([text for _, text in turns])
+    return [
+        {"memory_id": MEMORY, "id": f"{MEMORY}/turn/D1:{start + i}", "dia_id": f"D1:{start + i}", "speaker": speaker,
+         "text": text, "timestamp": "2023-05-07T10:00:00", "session": "1", "seq": start + i,
+         "embedding": vectors[i].tolist(), "prev_id": None}
+        for i, (speaker, text) in enumerate(turns)
+    ]  # fmt: skip
+
+
+def _expected(turns: list[tuple[str, str]]) -> dict[str, float]:
+    scores = BM25Ranker([f"{speaker}: {text}" for speaker, text in turns]).scores(QUERY)
+    return {f"{MEMORY}/turn/D1:{i}": float(s) for i, s in enumerate(scores) if s > 0}
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+def test_store_bm25_equals_bm25s_and_follows_writes(tmp_path, embedder):
+    settings = Settings(store=f"falkordb://{tmp_path}/db", llm_base_url=None)
+    with open_store(settings) as store:
+        store.ensure_schema(settings.embedding_model, embedder.dimension)
+        store.write("write/turns", _rows(embedder, FIRST, 0))
+        hits = store.fulltext_search("Turn", MEMORY, QUERY, 10)
+        expected = _expected(FIRST)
+        assert [h.id for h in hits] == sorted(expected, key=expected.get, reverse=True)
+        assert {h.id: h.score for h in hits} == pytest.approx(expected, rel=1e-5)
+        assert hits[0].id == f"{MEMORY}/turn/D1:0"  # shorter than D1:1, which says "running" twice
+
+        reader = open_store(settings, keep_server=True)  # a second handle, as another process would open
+        try:
+            assert {h.id: h.score for h in reader.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(expected, rel=1e-5)
+            store.write("write/turns", _rows(embedder, LATER, len(FIRST)))
+            after = _expected(FIRST + LATER)
+            assert after != pytest.approx(expected)  # more documents: every idf and avgdl moved
+            assert {h.id: h.score for h in store.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(after, rel=1e-5)
+            reader._stats_cache.clear()  # what STATS_CACHE_SECONDS later looks like in the other process
+            reader._ranking_cache.clear()
+            assert {h.id: h.score for h in reader.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(after, rel=1e-5)
+            only = reader.fulltext_search("Turn", MEMORY, QUERY, 10, candidates=[f"{MEMORY}/turn/D1:4"])
+            assert [(h.id, h.score) for h in only] == [(f"{MEMORY}/turn/D1:4", pytest.approx(after[f"{MEMORY}/turn/D1:4"], rel=1e-5))]
+        finally:
+            reader.db.connection.close()
+
+
+def test_speaker_names_count_as_terms():
+    stats = bm25.CorpusStats(documents=4, words=20, speakers={"Alice": 2, "Bob": 2})
+    matches = [{"id": "a", "speaker": "Alice", "text": "a red kite"}, {"id": "b", "speaker": "Bob", "text": "Alice flew a kite"}]
+    ranked = dict(bm25.score("Alice kite", matches, stats))
+    # df(alice) = 2 Alice documents + 1 text mention by Bob; both matches hold "alice" and "kite" once.
+    assert set(ranked) == {"a", "b"}
+    assert ranked["a"] > ranked["b"]  # "a" is shorter (3 terms vs 4)
