@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-TURN_CHARS = 1_500  # a long turn listed as itself shows its beginning (its passages carry the rest)
+TURN_CHARS = 800  # a long turn listed as itself shows its beginning, about one passage (its passages carry the rest)
 
 
 def shorten(text: str, limit: int = TURN_CHARS) -> str:
@@ -19,8 +19,26 @@ def shorten(text: str, limit: int = TURN_CHARS) -> str:
     return text[:limit].rsplit(" ", 1)[0] + " …"
 
 
+PASSAGES_PER_TURN = 2  # a long turn brings at most its best passages, not every matching one
+
+
+def _best_passages(facts: list[dict]) -> list[dict]:
+    """``facts`` (best first) without the passages of a turn beyond its ``PASSAGES_PER_TURN`` best."""
+    seen: dict[tuple[str, ...], int] = {}
+    out = []
+    for fact in facts:
+        if fact.get("kind") == "passage":
+            key = tuple(fact["source_dia_ids"])
+            seen[key] = seen.get(key, 0) + 1
+            if seen[key] > PASSAGES_PER_TURN:
+                continue
+        out.append(fact)
+    return out
+
+
 def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
-    """``"Memory for: …"`` followed by one line per fact, ``[dia_ids] content``, in dialogue order.
+    """``"Memory for: …"`` followed by one line per fact, ``[dia_ids] content``, in dialogue order
+    (``facts`` best first; a long turn contributes its ``PASSAGES_PER_TURN`` best passages).
 
     A kept turn with no fact of its own (a reply turn, or after LLM selection) is listed as itself, in the
     no-LLM fact's shape ``[dia_id] speaker said on 8 May 2023: text``: its matching passage (``snippet``) for
@@ -29,7 +47,7 @@ def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
     kept = {t["dia_id"] for t in turns}
     lines = []
     covered: set[str] = set()
-    for fact in sorted(facts, key=lambda f: (f["date"] or "", f["source_dia_ids"])):
+    for fact in sorted(_best_passages(facts), key=lambda f: (f["date"] or "", f["source_dia_ids"])):
         ids = [d for d in fact["source_dia_ids"] if d in kept]
         if ids:
             lines.append(f"[{', '.join(ids)}] {fact['content']}")

@@ -39,7 +39,7 @@ from hypermem.retrieve.analysis import LLMQueryAnalyzer, QueryAnalysis, RuleQuer
 from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.context import build_context
 from hypermem.retrieve.fusion import Fused, rrf
-from hypermem.retrieve.recency import apply_recency
+from hypermem.retrieve.recency import apply_recency, successors_first
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.stopping import StopDecision, cut
 from hypermem.store import GraphStore
@@ -309,14 +309,17 @@ class Retriever:
         for item in fused[: 2 * cfg.turn_budget]:
             if item.id in order:
                 source, fact = order[item.id]
-                path = fact["path"]
+                path, kind, content = fact["path"], fact["kind"], fact["content"]
+                fact_id, superseded_by = fact["id"], fact.get("superseded_by")
             elif item.id in details:
                 source, path = details[item.id], [_step("query", "query", via="turn-level BM25 + dense")]
+                kind, content, fact_id, superseded_by = "turn", source["text"], None, None
             else:
                 continue
-            ranked.append({"score": round(item.score, 6), "sources": [source],
+            ranked.append({"id": fact_id, "superseded_by": superseded_by, "score": round(item.score, 6),
+                           "sources": [source], "kind": kind, "content": content,
                            "path": [*path, _step("fused", item.id, item.score, rankers=item.rankers)]})  # fmt: skip
-        return ranked
+        return successors_first(ranked)
 
     @staticmethod
     def _turns(facts: list[dict], budget: int, replies: bool) -> list[dict]:

@@ -54,6 +54,22 @@ def apply_recency(store: GraphStore, memory_id: str, query: str, facts: list[dic
     return facts
 
 
+def successors_first(ranked: list[dict]) -> list[dict]:
+    """``ranked`` (dicts with ``id`` and ``superseded_by``, best first) with every superseded item moved to
+    just after the item that superseded it, when both are ranked: fusing in the turn-level leg must not put
+    "I live in Porto" back above "I moved to Lisbon". Chains (A by B by C) end in time order."""
+    out = list(ranked)
+    for _ in range(len(out)):  # each pass moves one item behind its successor; supersession has no cycles
+        position = {item["id"]: n for n, item in enumerate(out) if item["id"]}
+        late = next((item for item in out if item["superseded_by"] in position
+                     and position[item["superseded_by"]] > position[item["id"]]), None)  # fmt: skip
+        if late is None:
+            break
+        out.remove(late)
+        out.insert(position[late["superseded_by"]], late)  # the successor moved up one: this lands right after it
+    return out
+
+
 def _supersede(store: GraphStore, memory_id: str, query: str, facts: list[dict]) -> list[dict]:
     rows = store.query("retrieve/supersession", memory_id=memory_id, ids=[f["id"] for f in facts])
     if not rows:
