@@ -65,7 +65,9 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory(prefix="parity-") as tmp:
         results = {
-            "falkordb": measure(Settings(store=f"falkordb://{tmp}/db", llm_base_url=None), args.data, args.conversation),
+            "falkordb": measure(
+                Settings(store=f"falkordb://{tmp}/db", llm_base_url=None), args.data, args.conversation
+            ),
             "neo4j": measure(neo4j, args.data, args.conversation),
         }
     falkor, neo = results["falkordb"], results["neo4j"]

@@ -100,7 +100,9 @@ def main() -> None:
             seconds = timed_stages(ingestor)
             calls = recorded_encode(svc.embedder)
             print(f"before: {load()}")
-            print(f"{'conversation':<14}{'turns':>7}{'episodes':>10}{'facts':>7}{'topics':>8}{'hyperedges':>12}{'seconds':>9}{'turns/s':>9}")
+            print(
+                f"{'conversation':<14}{'turns':>7}{'episodes':>10}{'facts':>7}{'topics':>8}{'hyperedges':>12}{'seconds':>9}{'turns/s':>9}"
+            )
             total_turns, started = 0, time.perf_counter()
             for conv in conversations:
                 t0 = time.perf_counter()
@@ -123,8 +125,10 @@ def main() -> None:
     for name, label in STAGES.items():
         print(f"  {label:<42}{seconds.get(name, 0.0):>8.2f}")
     texts = sum(len(c) for c in calls)
-    print(f"\nembedding alone: the {texts} texts ingest embedded (in {len(calls)} calls), in one call: {embed_s:.1f} s "
-          f"= {texts / embed_s:.1f} texts/s")
+    print(
+        f"\nembedding alone: the {texts} texts ingest embedded (in {len(calls)} calls), in one call: {embed_s:.1f} s "
+        f"= {texts / embed_s:.1f} texts/s"
+    )
     print(f"ingest/embedding ratio {wall / embed_s:.2f}")
 
 

@@ -22,7 +22,7 @@ from hypermem.config import Settings
 from hypermem.service import MemoryService
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from long_messages import coding_chat  # noqa: E402
+from long_messages import coding_chat
 
 
 def main() -> None:

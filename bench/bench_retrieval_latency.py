@@ -86,7 +86,7 @@ def under_ingest(svc: MemoryService, questions, args, store_url: str) -> tuple[l
             start = perf_counter()
             try:
                 svc.query(q.sample_id, q.question)
-            except Exception as exc:  # noqa: BLE001 - every failure counts, whatever it is
+            except Exception as exc:
                 failed += 1
                 print(f"failed query: {type(exc).__name__}: {exc}", file=sys.stderr)
                 continue
@@ -105,7 +105,9 @@ def main() -> None:
     parser.add_argument("--conversation", action="append", help="sample_id (repeatable); default conv-30, conv-26")
     parser.add_argument("-n", type=int, default=200, help="number of questions")
     parser.add_argument("--store", help="store URL; default a temporary embedded FalkorDB")
-    parser.add_argument("--ingest", action="append", help="conversation the concurrent process ingests; default conv-41, conv-42")
+    parser.add_argument(
+        "--ingest", action="append", help="conversation the concurrent process ingests; default conv-41, conv-42"
+    )
     parser.add_argument("--no-concurrent", action="store_true", help="idle measurement only")
     parser.add_argument("--ingest-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -54,11 +54,56 @@ from hypermem.service import MemoryService
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "locomo-dev.json"
 SAMPLE = ROOT / "samples" / "sample-conversation.json"
-NAMES = (
-    "Avery Blake Casey Dana Elliot Frankie Gray Harper Indigo Jules Kai Logan Morgan Noel Oakley Parker "
-    "Quinn Reese Sage Tatum Umber Vale Wren Xen Yael Zion Arden Bellamy Corin Devon Emery Finley Greer "
-    "Hollis Islay Jessie Kendall Linden Marlowe Nico Ocean Perry Rowan Sidney Teagan Val Winter Yuri"
-).split()
+NAMES = [
+    "Avery",
+    "Blake",
+    "Casey",
+    "Dana",
+    "Elliot",
+    "Frankie",
+    "Gray",
+    "Harper",
+    "Indigo",
+    "Jules",
+    "Kai",
+    "Logan",
+    "Morgan",
+    "Noel",
+    "Oakley",
+    "Parker",
+    "Quinn",
+    "Reese",
+    "Sage",
+    "Tatum",
+    "Umber",
+    "Vale",
+    "Wren",
+    "Xen",
+    "Yael",
+    "Zion",
+    "Arden",
+    "Bellamy",
+    "Corin",
+    "Devon",
+    "Emery",
+    "Finley",
+    "Greer",
+    "Hollis",
+    "Islay",
+    "Jessie",
+    "Kendall",
+    "Linden",
+    "Marlowe",
+    "Nico",
+    "Ocean",
+    "Perry",
+    "Rowan",
+    "Sidney",
+    "Teagan",
+    "Val",
+    "Winter",
+    "Yuri",
+]
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
 
 
@@ -232,7 +277,9 @@ def main() -> None:
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--memories", type=int, default=12, help="memories to build (default 12)")
     parser.add_argument("--steps", default="1,4,12", help="measure after this many memories (comma list)")
-    parser.add_argument("--sources", default="conv-30,conv-26,sample-1", help="source conversations (LoCoMo ids, sample-1)")
+    parser.add_argument(
+        "--sources", default="conv-30,conv-26,sample-1", help="source conversations (LoCoMo ids, sample-1)"
+    )
     parser.add_argument("--sources-per-memory", type=int, default=1)
     parser.add_argument("--queries", type=int, default=60, help="timed queries per step")
     parser.add_argument("--probe", default="conv-30", help="conversation ingested for real at each step")
@@ -299,8 +346,10 @@ def main() -> None:
                 print(f"{built:>8} {facts:>9,} {turns:>9,} {nodes:>9,} {replay_rate} {percentile(latencies, 50):>9.1f} "
                       f"{percentile(latencies, 95):>9.1f} {rate:>13.1f} {ratio:>11.2f} {rss_mb(server_pid):>13.0f} "
                       f"{rss_mb(os.getpid()):>12.0f} {disk_mb(data_dir):>8.0f}  {load()}", flush=True)  # fmt: skip
-            print(f"probe ingest turns/s at {built} memories / first step: {rate / first_rate:.2f} "
-                  f"(probe ingest/embedding ratio is the load-independent view)")
+            print(
+                f"probe ingest turns/s at {built} memories / first step: {rate / first_rate:.2f} "
+                f"(probe ingest/embedding ratio is the load-independent view)"
+            )
 
 
 if __name__ == "__main__":

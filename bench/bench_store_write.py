@@ -58,7 +58,9 @@ def rows(seed: int = 7) -> dict[str, list[dict]]:
                 "id": f"{MEMORY}/he/{i}",
                 "kind": "segment",
                 "owner_ids": [f"{MEMORY}/ep/{i // 2}"],
-                "members": [{"id": f"{MEMORY}/el/{m}", "weight": float(w)} for m, w in zip(members, rng.random(len(members)))],
+                "members": [
+                    {"id": f"{MEMORY}/el/{m}", "weight": float(w)} for m, w in zip(members, rng.random(len(members)))
+                ],
             }
         )
     return {"write/elements": elements, "write/episodes": episodes, "write/hyperedges": hyperedges}
@@ -81,7 +83,9 @@ def main() -> None:
         with open_store(settings) as store:
             store.ensure_schema("bench-random", DIMENSION)
             store.delete_memory(MEMORY)
-            print(f"{store.engine_version()}, batch size {store.write_batch_size}, with vectors {store.vector_write_batch_size}")
+            print(
+                f"{store.engine_version()}, batch size {store.write_batch_size}, with vectors {store.vector_write_batch_size}"
+            )
             total_nodes = total_rels = 0
             started = time.perf_counter()
             for name, batch in data.items():
@@ -92,11 +96,17 @@ def main() -> None:
                 rels = sum(len(r["members"]) + len(r["owner_ids"]) for r in batch) if name == "write/hyperedges" else 0
                 total_nodes += nodes
                 total_rels += rels
-                print(f"{name:18s} {nodes:7d} nodes {rels:7d} rels {seconds:7.1f} s  {nodes / seconds:9.0f} nodes/s  {rels / seconds:9.0f} rels/s")
+                print(
+                    f"{name:18s} {nodes:7d} nodes {rels:7d} rels {seconds:7.1f} s  {nodes / seconds:9.0f} nodes/s  {rels / seconds:9.0f} rels/s"
+                )
             seconds = time.perf_counter() - started
             counts = store.counts(MEMORY)
-            print(f"{'total':18s} {total_nodes:7d} nodes {total_rels:7d} rels {seconds:7.1f} s  {total_nodes / seconds:9.0f} nodes/s  {total_rels / seconds:9.0f} rels/s")
-            print(f"stored: {sum(v for k, v in counts.items() if k != 'memberships')} nodes, {counts['memberships']} memberships")
+            print(
+                f"{'total':18s} {total_nodes:7d} nodes {total_rels:7d} rels {seconds:7.1f} s  {total_nodes / seconds:9.0f} nodes/s  {total_rels / seconds:9.0f} rels/s"
+            )
+            print(
+                f"stored: {sum(v for k, v in counts.items() if k != 'memberships')} nodes, {counts['memberships']} memberships"
+            )
             store.delete_memory(MEMORY)
 
 

@@ -10,11 +10,50 @@ from hypermem.model import Message
 
 TOPICS = ["caching layer", "login form", "payment webhook", "search index", "image resizer", "report export",
           "rate limiter", "email queue", "feature flags", "audit log"]  # fmt: skip
-WORDS = ("request response handler service worker queue retry timeout latency config database index table "
-         "column migration schema cache token session cookie header payload parser builder client server "
-         "thread process memory buffer stream socket route endpoint template widget layout style").split()
-TAIL = ("One last thing about the staging outage: the root cause of the flaky deploys was an expired TLS "
-        "certificate on the staging load balancer, so renew it with certbot every sixty days.")
+WORDS = [
+    "request",
+    "response",
+    "handler",
+    "service",
+    "worker",
+    "queue",
+    "retry",
+    "timeout",
+    "latency",
+    "config",
+    "database",
+    "index",
+    "table",
+    "column",
+    "migration",
+    "schema",
+    "cache",
+    "token",
+    "session",
+    "cookie",
+    "header",
+    "payload",
+    "parser",
+    "builder",
+    "client",
+    "server",
+    "thread",
+    "process",
+    "memory",
+    "buffer",
+    "stream",
+    "socket",
+    "route",
+    "endpoint",
+    "template",
+    "widget",
+    "layout",
+    "style",
+]
+TAIL = (
+    "One last thing about the staging outage: the root cause of the flaky deploys was an expired TLS "
+    "certificate on the staging load balancer, so renew it with certbot every sixty days."
+)
 
 
 def _prose(rng: random.Random, topic: str) -> str:
@@ -27,13 +66,17 @@ def _prose(rng: random.Random, topic: str) -> str:
 
 def _code(rng: random.Random, n: int) -> str:
     name = rng.choice(WORDS)
-    body = "\n".join(f"    {rng.choice(WORDS)}_{i} = {rng.choice(WORDS)}.get('{rng.choice(WORDS)}', {i})" for i in range(rng.randint(5, 20)))
+    body = "\n".join(
+        f"    {rng.choice(WORDS)}_{i} = {rng.choice(WORDS)}.get('{rng.choice(WORDS)}', {i})"
+        for i in range(rng.randint(5, 20))
+    )
     return f"```python\ndef handle_{name}_{n}(request):\n{body}\n    return {name}\n```"
 
 
 def _log(rng: random.Random) -> str:
     return "\n".join(
-        f"2024-06-0{rng.randint(1, 9)} 12:{rng.randint(10, 59)}:00 ERROR {rng.choice(WORDS)}: {rng.choice(WORDS)} failed" for _ in range(rng.randint(3, 8))
+        f"2024-06-0{rng.randint(1, 9)} 12:{rng.randint(10, 59)}:00 ERROR {rng.choice(WORDS)}: {rng.choice(WORDS)} failed"
+        for _ in range(rng.randint(3, 8))
     )
 
 

@@ -30,8 +30,20 @@ def build_sample_graph(store, embedder, memory_id: str) -> None:
     m = memory_id
     turn = lambda dia: node_id(m, "turn", dia)  # noqa: E731
     turns = [
-        ("D1:1", "Caroline", "I went to the LGBTQ support group yesterday, it was powerful.", "2023-05-08T13:56:00", "s1"),
-        ("D1:2", "Melanie", "That sounds great! I painted a sunrise over the lake last week.", "2023-05-08T13:57:00", "s1"),
+        (
+            "D1:1",
+            "Caroline",
+            "I went to the LGBTQ support group yesterday, it was powerful.",
+            "2023-05-08T13:56:00",
+            "s1",
+        ),
+        (
+            "D1:2",
+            "Melanie",
+            "That sounds great! I painted a sunrise over the lake last week.",
+            "2023-05-08T13:57:00",
+            "s1",
+        ),
         ("D1:3", "Caroline", "I want to study counseling and help trans youth.", "2023-05-08T13:58:00", "s1"),
         ("D2:1", "Melanie", "We went camping in the mountains near Boston with the kids.", "2023-05-25T10:00:00", "s2"),
         ("D2:2", "Caroline", "I adopted a dog named Max from the shelter.", "2023-05-25T10:01:00", "s2"),
@@ -61,7 +73,9 @@ def build_sample_graph(store, embedder, memory_id: str) -> None:
              turn_ids=[turn("D2:1"), turn("D2:2")]),
     ]  # fmt: skip
     for episode, vector in zip(episodes, embedder.encode([f"{e['title']}. {e['summary']}" for e in episodes]).tolist()):
-        episode.update(memory_id=m, text=f"{episode['title']}. {episode['summary']}", embedding=vector, embedding_raw=vector)
+        episode.update(
+            memory_id=m, text=f"{episode['title']}. {episode['summary']}", embedding=vector, embedding_raw=vector
+        )
     store.write("write/episodes", episodes)
     facts = [
         ("f1", 0, "Caroline attended an LGBTQ support group.", "2023-05-07", ["D1:1"]),
@@ -143,7 +157,13 @@ def globex(keys):
 
 
 def message(i: int, text: str, speaker: str = "Caroline", day: str = "2023-06-01") -> dict:
-    return {"message_id": f"m{i}", "speaker": speaker, "text": text, "timestamp": f"{day}T10:{i:02d}:00", "session_id": day}
+    return {
+        "message_id": f"m{i}",
+        "speaker": speaker,
+        "text": text,
+        "timestamp": f"{day}T10:{i:02d}:00",
+        "session_id": day,
+    }
 
 
 # --- probes and documents ------------------------------------------------------------------
@@ -206,7 +226,10 @@ def test_keys_are_stored_hashed_and_revocable(app, client):
 # --- browse ---------------------------------------------------------------------------------
 def test_topics_most_episodes_first(client, acme):
     topics = client.get(f"/v1/memories/{MEMORY}/topics", headers=acme).get_json()["topics"]
-    assert [(t["id"], t["episodes"]) for t in topics] == [(f"{MEMORY}/topic/family", 2), (f"{MEMORY}/topic/identity", 1)]
+    assert [(t["id"], t["episodes"]) for t in topics] == [
+        (f"{MEMORY}/topic/family", 2),
+        (f"{MEMORY}/topic/identity", 1),
+    ]
     assert topics[0]["first"] == "2023-05-08T13:56:00" and topics[0]["last"] == "2023-05-25T10:01:00"
     page = client.get(f"/v1/memories/{MEMORY}/topics?offset=1&limit=1", headers=acme).get_json()["topics"]
     assert [t["id"] for t in page] == [f"{MEMORY}/topic/identity"]
@@ -241,12 +264,16 @@ def test_people_and_timeline(client, acme):
         f"/v1/memories/{MEMORY}/people/Caroline/timeline?from=2023-05-08&to=2023-05-08", headers=acme
     ).get_json()["items"]
     assert [i["id"].rsplit("/", 1)[1] for i in window] == ["f3", "s1-0"]
-    backwards = client.get(f"/v1/memories/{MEMORY}/people/Caroline/timeline?from=2023-06-01&to=2023-05-01", headers=acme)
+    backwards = client.get(
+        f"/v1/memories/{MEMORY}/people/Caroline/timeline?from=2023-06-01&to=2023-05-01", headers=acme
+    )
     assert backwards.status_code == 422 and "to" in backwards.get_json()["errors"]["query"]
 
 
 def test_hyperedges_around_nodes(client, acme):
-    around = client.get(f"/v1/memories/{MEMORY}/hyperedges", query_string={"node_id": f"{MEMORY}/episode/s1-0"}, headers=acme)
+    around = client.get(
+        f"/v1/memories/{MEMORY}/hyperedges", query_string={"node_id": f"{MEMORY}/episode/s1-0"}, headers=acme
+    )
     body = around.get_json()
     assert body["node"] == {"id": f"{MEMORY}/episode/s1-0", "label": "Episode", "caption": "Support group and painting"}
     roles = {(h["id"].rsplit("/", 1)[1], h["role"], h["weight"]) for h in body["hyperedges"]}
@@ -292,16 +319,26 @@ def _memory_endpoints(query_id: str, job_id: str) -> list[tuple[str, str, dict |
 def records(app):
     """A stored query and a job of conv-a, written as the routes write them."""
     store = app.extensions["hypermem"].store
-    result = {"query_id": "q-isolation", "memory_id": MEMORY, "query": "dog?", "facts": [], "created_at": "2024-01-01T00:00:00+00:00"}
+    result = {
+        "query_id": "q-isolation",
+        "memory_id": MEMORY,
+        "query": "dog?",
+        "facts": [],
+        "created_at": "2024-01-01T00:00:00+00:00",
+    }
     store.query("api/save_query", id="q-isolation", memory_id=MEMORY, query="dog?", created_at=result["created_at"],
                 result=json.dumps(result))  # fmt: skip
-    store.query("api/create_job", id="ab" * 16, memory_id=MEMORY, messages=7, now="2024-01-01T00:00:00+00:00", worker=None)
+    store.query(
+        "api/create_job", id="ab" * 16, memory_id=MEMORY, messages=7, now="2024-01-01T00:00:00+00:00", worker=None
+    )
     return "q-isolation", "ab" * 16
 
 
 def test_isolation_table_covers_every_memory_route(app, records):
     adapter = app.url_map.bind("localhost")
-    covered = {(method, adapter.match(url.split("?")[0], method=method)[0]) for method, url, _ in _memory_endpoints(*records)}
+    covered = {
+        (method, adapter.match(url.split("?")[0], method=method)[0]) for method, url, _ in _memory_endpoints(*records)
+    }
     routes = {
         (method, rule.endpoint)
         for rule in app.url_map.iter_rules()
@@ -354,8 +391,12 @@ def test_validation_errors_name_the_field(client, acme):
     blank = client.post(url, headers=acme, json={"messages": [message(1, "  ")]})
     assert blank.get_json()["errors"]["json"]["messages"]["0"] == {"text": ["text or image_caption must be non-blank"]}
     duplicate = client.post(url, headers=acme, json={"messages": [message(1, "a"), message(1, "b")]})
-    assert duplicate.get_json()["errors"]["json"]["messages"]["1"]["message_id"] == ["repeats an earlier message_id in this batch"]
-    assert client.post(url, headers=acme, json={}).get_json()["errors"]["json"] == {"messages": ["Missing data for required field."]}
+    assert duplicate.get_json()["errors"]["json"]["messages"]["1"]["message_id"] == [
+        "repeats an earlier message_id in this batch"
+    ]
+    assert client.post(url, headers=acme, json={}).get_json()["errors"]["json"] == {
+        "messages": ["Missing data for required field."]
+    }
     nul = client.post(f"/v1/memories/{MEMORY}/query", headers=acme, json={"query": "a\x00b"})
     assert nul.get_json()["errors"]["json"]["query"] == ["must not be blank or contain NUL characters"]
     early = client.post(url, headers=acme, json={"messages": [{**message(1, "a"), "timestamp": "1066-10-14T09:00:00"}]})
@@ -408,7 +449,9 @@ def test_ingest_query_explain_and_delete(app, client, acme, globex):
     assert again.get_json()["report"]["turns"] == 2
     assert client.post(url, headers=globex, json={"messages": batch}).status_code == 404
 
-    answer = client.post("/v1/memories/live-1/query", headers=acme, json={"query": "What did Caroline make in pottery class?"})
+    answer = client.post(
+        "/v1/memories/live-1/query", headers=acme, json={"query": "What did Caroline make in pottery class?"}
+    )
     assert answer.status_code == 200, answer.get_json()
     result = answer.get_json()
     turn_texts = [t.get("text", "") for t in result["turns"]]
@@ -447,7 +490,10 @@ def test_recent_episodes_view(client, keys):
     recent = client.get(f"/v1/memories/{MEMORY}/episodes?order=recent&limit=5", headers=auth)
     assert recent.status_code == 200, recent.get_json()
     items = recent.get_json()["episodes"]
-    assert [(e["id"], e["facts"]) for e in items] == [(node_id(MEMORY, "episode", "s2-0"), 2), (node_id(MEMORY, "episode", "s1-0"), 3)]
+    assert [(e["id"], e["facts"]) for e in items] == [
+        (node_id(MEMORY, "episode", "s2-0"), 2),
+        (node_id(MEMORY, "episode", "s1-0"), 3),
+    ]
     oldest = client.get(f"/v1/memories/{MEMORY}/episodes?order=oldest&limit=1", headers=auth).get_json()["episodes"]
     assert [e["id"] for e in oldest] == [node_id(MEMORY, "episode", "s1-0")]
     default = client.get(f"/v1/memories/{MEMORY}/episodes", headers=auth).get_json()["episodes"]

@@ -73,7 +73,9 @@ def test_gunicorn_serves_health_ingest_and_query(gunicorn):
     ready = requests.get(f"{base}/v1/ready", timeout=30).json()
     assert ready["status"] == "ready" and ready["engine"].startswith("FalkorDB")
 
-    key = requests.post(f"{base}/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30).json()["key"]
+    key = requests.post(
+        f"{base}/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30
+    ).json()["key"]
     headers = {"Authorization": f"Bearer {key}"}
     messages = [
         {"message_id": "g1", "speaker": "Caroline", "text": "I adopted a grey cat called Pixel from the shelter.",
@@ -81,13 +83,18 @@ def test_gunicorn_serves_health_ingest_and_query(gunicorn):
         {"message_id": "g2", "speaker": "Melanie", "text": "Lovely! I'm off to a pottery workshop in Lisbon next week.",
          "timestamp": "2023-07-02T18:01:00", "session_id": "s1"},
     ]  # fmt: skip
-    ingested = requests.post(f"{base}/v1/memories/chat-1/messages", json={"messages": messages}, headers=headers, timeout=120)
+    ingested = requests.post(
+        f"{base}/v1/memories/chat-1/messages", json={"messages": messages}, headers=headers, timeout=120
+    )
     assert ingested.status_code == 200, ingested.text
     assert ingested.json()["report"]["turns"] == 2
     # Several requests, so that both workers (each joining the master's server) very likely answer one.
     for _ in range(4):
         result = requests.post(
-            f"{base}/v1/memories/chat-1/query", json={"query": "What is the name of Caroline's cat?"}, headers=headers, timeout=120
+            f"{base}/v1/memories/chat-1/query",
+            json={"query": "What is the name of Caroline's cat?"},
+            headers=headers,
+            timeout=120,
         )
         assert result.status_code == 200, result.text
         assert any("Pixel" in turn["text"] for turn in result.json()["turns"])

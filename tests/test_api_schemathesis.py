@@ -31,7 +31,9 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
     data = tmp_path_factory.mktemp("schemathesis") / "falkordb"
-    app = create_app(Settings(store=f"falkordb://{data}", admin_key=ADMIN, max_request_bytes=32_000), sync_batch_limit=20)
+    app = create_app(
+        Settings(store=f"falkordb://{data}", admin_key=ADMIN, max_request_bytes=32_000), sync_batch_limit=20
+    )
     client = app.test_client()
     key = client.post("/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}).get_json()["key"]
     seed = {"messages": [
@@ -73,7 +75,9 @@ def test_no_server_errors_and_documented_responses(api):
     app, key = api
     schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
     operations = [result.ok() for result in schema.get_all_operations()]
-    routes = [m for r in app.url_map.iter_rules() if str(r.rule).startswith("/v1/") for m in r.methods - {"HEAD", "OPTIONS"}]
+    routes = [
+        m for r in app.url_map.iter_rules() if str(r.rule).startswith("/v1/") for m in r.methods - {"HEAD", "OPTIONS"}
+    ]
     assert len(operations) == len(routes)  # every route is in the document
     for operation in operations:
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):

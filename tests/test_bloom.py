@@ -62,8 +62,22 @@ def store(request, tmp_path_factory):
         for i, (ep, date) in enumerate(fact_specs)
     ]  # fmt: skip
     topics = [
-        {"memory_id": M, "id": _id("topic", "career"), "title": "Career change", "summary": "", "text": "", "embedding": None},
-        {"memory_id": M, "id": _id("topic", "art"), "title": "Art and painting", "summary": "", "text": "", "embedding": None},
+        {
+            "memory_id": M,
+            "id": _id("topic", "career"),
+            "title": "Career change",
+            "summary": "",
+            "text": "",
+            "embedding": None,
+        },
+        {
+            "memory_id": M,
+            "id": _id("topic", "art"),
+            "title": "Art and painting",
+            "summary": "",
+            "text": "",
+            "embedding": None,
+        },
     ]
     hyperedges = [
         {"memory_id": M, "id": _id("he", "topic-career"), "kind": "topic", "owner_ids": [_id("topic", "career")],

@@ -78,7 +78,9 @@ def test_ingest_locomo_prints_counts_and_skips_what_is_stored(cli_env, hm_settin
     cli_env(hm_settings)
     result = run("ingest", "locomo", str(hm_testconv_file), "--no-llm")
     assert result.exit_code == 0, result.output
-    row = next(line for line in result.stdout.splitlines() if line.startswith("testconv\t"))  # plain table off a terminal
+    row = next(
+        line for line in result.stdout.splitlines() if line.startswith("testconv\t")
+    )  # plain table off a terminal
     cells = row.split("\t")
     report = hm_ingested.report
     expected = [report.turns, report.episodes, report.topics, report.facts, report.persons, report.times,
@@ -132,11 +134,15 @@ def test_output_off_a_terminal_is_a_plain_table_and_agrees_with_the_json(cli_env
                       "hyperedges", "sessions new/skipped", "seconds"]  # fmt: skip
     assert "…" not in result.stdout
     kept, considered = map(int, re.search(r"kept (\d+) of (\d+) facts", result.stdout).groups())
-    as_json = run("query", "--memory", "sample-1", "--json", "When did Tomas start volunteering at the community garden?")
+    as_json = run(
+        "query", "--memory", "sample-1", "--json", "When did Tomas start volunteering at the community garden?"
+    )
     stop = json.loads(as_json.stdout)["stop"]
     assert (kept, considered) == (stop["cut_at"], stop["considered"])
     context = result.stdout.split("context (", 1)[1].splitlines()[2:]
-    assert context and all(re.fullmatch(r"\[[^\]]+\] \S.* said on \d{1,2} [A-Z][a-z]+ \d{4}: .+", line) for line in context), context
+    assert context and all(
+        re.fullmatch(r"\[[^\]]+\] \S.* said on \d{1,2} [A-Z][a-z]+ \d{4}: .+", line) for line in context
+    ), context
 
 
 def test_ingest_json_prints_the_reports_only(cli_env, tmp_path, hm_testconv_file):

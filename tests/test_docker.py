@@ -39,7 +39,9 @@ def test_neo4j_service_is_5_13_or_newer_with_healthcheck_and_volumes(compose):
 def test_neo4j_image_is_the_version_the_tests_run(compose):
     """compose pins the exact Neo4j release that tests/neo4j/server.sh fetches (tests/neo4j/pom.xml)."""
     pom = ElementTree.parse(ROOT / "tests" / "neo4j" / "pom.xml").getroot()
-    version = pom.find("{http://maven.apache.org/POM/4.0.0}properties/{http://maven.apache.org/POM/4.0.0}neo4j.version").text
+    version = pom.find(
+        "{http://maven.apache.org/POM/4.0.0}properties/{http://maven.apache.org/POM/4.0.0}neo4j.version"
+    ).text
     assert re.fullmatch(r"5\.26\.\d+", version)  # the 5.26 LTS line (2025.x needs Java 21)
     assert compose["services"]["neo4j"]["image"] == f"neo4j:{version}-community"
 

@@ -26,7 +26,9 @@ def _ingest(engine: str, path) -> tuple[dict[str, int], set[str]]:
         svc.store.delete_memory(MEMORY)
         svc.ingest_conversation(conversation)
         counts = svc.store.counts(MEMORY)
-        ids = {r["id"] for r in svc.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": MEMORY})}
+        ids = {
+            r["id"] for r in svc.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": MEMORY})
+        }
         svc.store.delete_memory(MEMORY)
     return counts, ids
 

@@ -83,7 +83,9 @@ def test_benchmark_end_to_end_on_conv30(cli_env):
     assert full["evidence_recall"] == 1.0
     assert full["turns_per_question"] == CONV30_TURNS
     assert all(c["evidence_recall"] == 1.0 for c in systems["full-context"]["by_category"].values())
-    assert all(s["overall"]["context_tokens"] < full["context_tokens"] for n, s in systems.items() if n != "full-context")
+    assert all(
+        s["overall"]["context_tokens"] < full["context_tokens"] for n, s in systems.items() if n != "full-context"
+    )
     for method in ("bm25", "dense", "rrf"):
         assert 0 < systems[f"{method}@8"]["overall"]["turns_per_question"] <= 8
         assert 8 < systems[f"{method}@25"]["overall"]["turns_per_question"] <= 25

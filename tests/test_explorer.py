@@ -178,7 +178,9 @@ def test_drill_down_topic_to_episodes_to_facts_to_source_turns(page, keys, hm_se
     expect(page.locator("#hyperedge-list")).to_contain_text(f"episode hyperedge (member, weight {fact['weight']:.4f})")
     expect(page.locator("#graph-caption")).to_contain_text(f"hyperedges around Fact {fact['id']}")
     hyperedge = browse.node_hyperedges(hm_service.store, memory, fact["id"])["hyperedges"][0]
-    page.evaluate("(id) => explorer.cy.getElementById(id).emit('tap')", hyperedge["id"])  # a Hyperedge node: its members
+    page.evaluate(
+        "(id) => explorer.cy.getElementById(id).emit('tap')", hyperedge["id"]
+    )  # a Hyperedge node: its members
     members = page.locator("#hyperedge-members tr")
     expect(members).to_have_count(len(episode["facts"]))
     expect(members.first).to_contain_text(f"{hyperedge['members'][0]['weight']:.4f}")
@@ -203,12 +205,16 @@ def test_query_draws_the_explanation_path_of_each_evidence_turn(page, keys, hm_i
     expect(page.locator("#graph-caption")).to_contain_text("explanation paths")
     expect(page.locator("#evidence > li[data-dia='D1:4']")).to_contain_text("Biscuit")
     stop = page.evaluate("() => explorer.result.stop")
-    expect(page.locator("#stop")).to_contain_text(f"stop rule {stop['rule']} · kept {stop['cut_at']} of {stop['considered']} facts")
+    expect(page.locator("#stop")).to_contain_text(
+        f"stop rule {stop['rule']} · kept {stop['cut_at']} of {stop['considered']} facts"
+    )
     kinds = graph_kinds(page)
     assert {"Query", "Topic", "Hyperedge", "Episode", "Fact", "Turn"} <= set(kinds)
     assert kinds["Query"] == 1 and kinds["Turn"] == evidence.count()
     path_text = page.locator("#evidence > li[data-dia='D1:4'] .path").inner_text()
-    assert re.match(r"query → topic [\d.]+ \[.*\] → topic hyperedge \(w [\d.]+\) → episode .* → fact .* → turn D1:4", path_text)
+    assert re.match(
+        r"query → topic [\d.]+ \[.*\] → topic hyperedge \(w [\d.]+\) → episode .* → fact .* → turn D1:4", path_text
+    )
 
     page.locator("#evidence > li[data-dia='D1:4']").click()
     highlighted = page.evaluate("() => explorer.cy.nodes('.hl').map((n) => n.data('kind'))")

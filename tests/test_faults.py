@@ -36,7 +36,11 @@ def conversation(n: int, sessions: int = 4) -> list[Message]:
         session = i * sessions // n
         speaker = ("Ana", "Ben")[i % 2]
         text = f"{speaker} talks about {topics[(i // 3) % len(topics)]}, part {i}."
-        out.append(Message(f"D{session + 1}:{i}", speaker, text, start + timedelta(days=7 * session, minutes=i), f"s{session + 1}"))
+        out.append(
+            Message(
+                f"D{session + 1}:{i}", speaker, text, start + timedelta(days=7 * session, minutes=i), f"s{session + 1}"
+            )
+        )
     return out
 
 
@@ -44,14 +48,18 @@ def conversation(n: int, sessions: int = 4) -> list[Message]:
 def fresh_service(tmp_path, hm_service):
     """A MemoryService on a store of its own (this test kills its server), sharing the session's embedder."""
     store = FalkorDBStore(tmp_path / "db")
-    service = MemoryService(hm_make_settings(tmp_path / "db", lock_lease_s=2.0, lock_wait_s=30.0), store, hm_service.embedder, use_llm=False)
+    service = MemoryService(
+        hm_make_settings(tmp_path / "db", lock_lease_s=2.0, lock_wait_s=30.0), store, hm_service.embedder, use_llm=False
+    )
     yield service
     service.close()
 
 
 def _graph(service, memory_id: str) -> dict:
     """Everything derived, comparable across memories: counts and the turn texts by dia_id."""
-    turns = service.store.run_cypher("MATCH (t:Turn) WHERE t.memory_id = $m RETURN t.dia_id AS d, t.text AS x ORDER BY d", {"m": memory_id})
+    turns = service.store.run_cypher(
+        "MATCH (t:Turn) WHERE t.memory_id = $m RETURN t.dia_id AS d, t.text AS x ORDER BY d", {"m": memory_id}
+    )
     return {"counts": service.store.counts(memory_id), "turns": [(r["d"], r["x"]) for r in turns]}
 
 
@@ -71,7 +79,9 @@ def test_engine_killed_mid_ingest_is_restarted_and_the_memory_completed(fresh_se
     store.write = write_then_die
     failed = None
     try:
-        fresh_service.ingest_messages("victim", messages)  # usually completes: the statement is retried on the new server
+        fresh_service.ingest_messages(
+            "victim", messages
+        )  # usually completes: the statement is retried on the new server
     except StoreError as exc:  # allowed: a clear error, and the next call completes the memory
         failed = exc
         assert "FalkorDB" in str(exc)
@@ -87,7 +97,9 @@ def test_engine_killed_mid_ingest_is_restarted_and_the_memory_completed(fresh_se
 def test_a_write_that_kills_the_engine_twice_is_a_clear_store_error_and_the_engine_comes_back(fresh_service):
     store = fresh_service.store
     with pytest.raises(StoreError, match="died twice"):
-        store.write("write/elements", [{"memory_id": "m", "id": "m/person/x ", "kind": "Person", "name": "x ", "value": "x "}])
+        store.write(
+            "write/elements", [{"memory_id": "m", "id": "m/person/x ", "kind": "Person", "name": "x ", "value": "x "}]
+        )
     assert store.restarts == 2
     store.write("write/elements", [{"memory_id": "m", "id": "m/person/x", "kind": "Person", "name": "x", "value": "x"}])
     assert store.run_cypher("MATCH (p:Person) WHERE p.memory_id = 'm' RETURN p.id AS id") == [{"id": "m/person/x"}]
@@ -110,9 +122,8 @@ def test_memory_lock_excludes_a_second_connection_and_lapses_when_its_holder_die
         # a live lease of a process on another host is respected
         fresh_service.store.query("lock/acquire", id="lock/far", memory="far", token="far", holder="elsewhere:1",
                                   operation="ingest", now=time.time(), lease=600.0)  # fmt: skip
-        with pytest.raises(MemoryBusy):
-            with MemoryLock(other, "far", "delete", wait_s=0.3):
-                pass
+        with pytest.raises(MemoryBusy), MemoryLock(other, "far", "delete", wait_s=0.3):
+            pass
         # a holder on this host whose process is gone: taken over at once, long lease or not
         gone = f"{os.uname().nodename}:{2**22 + 4321}"
         fresh_service.store.query("lock/acquire", id="lock/crashed", memory="crashed", token="crashed", holder=gone,
@@ -143,7 +154,9 @@ def test_delete_racing_ingest_leaves_no_orphans(fresh_service, tmp_path):
     while client.get(f"/v1/jobs/{job}", headers=headers).get_json()["status"] == "queued":
         time.sleep(0.05)
     results = {}
-    deleter = threading.Thread(target=lambda: results.update(delete=app.test_client().delete("/v1/memories/racy", headers=headers)))
+    deleter = threading.Thread(
+        target=lambda: results.update(delete=app.test_client().delete("/v1/memories/racy", headers=headers))
+    )
     deleter.start()
     time.sleep(0.2)  # the issue's repro: a sync POST right after the DELETE
     late = Message("late-1", "Ana", "One more message after the delete.", datetime(2024, 6, 1, 12, 0), "late")
@@ -151,7 +164,9 @@ def test_delete_racing_ingest_leaves_no_orphans(fresh_service, tmp_path):
     deleter.join()
     app.extensions["hypermem"].jobs.close()
     assert results["delete"].status_code == 200 and results["post"].status_code == 200
-    nodes = fresh_service.store.run_cypher("MATCH (n) WHERE n.memory_id = 'racy' RETURN labels(n)[0] AS label, count(*) AS n")
+    nodes = fresh_service.store.run_cypher(
+        "MATCH (n) WHERE n.memory_id = 'racy' RETURN labels(n)[0] AS label, count(*) AS n"
+    )
     by_label = {r["label"]: r["n"] for r in nodes}
     owned = client.get("/v1/memories/racy", headers=headers)
     if by_label:
@@ -175,7 +190,14 @@ def test_a_job_whose_worker_died_is_reported_failed(fresh_service):
     dead_pid = 2**22 + 12345  # no such process
     store.query("api/create_job", id="c" * 32, memory_id="jobs-dead", messages=10, now="2024-01-01T00:00:00+00:00",
                 worker=f"{os.uname().nodename}:{dead_pid}")  # fmt: skip
-    store.query("api/create_job", id="d" * 32, memory_id="jobs-dead", messages=10, now="2024-01-01T00:00:00+00:00", worker="elsewhere:1")
+    store.query(
+        "api/create_job",
+        id="d" * 32,
+        memory_id="jobs-dead",
+        messages=10,
+        now="2024-01-01T00:00:00+00:00",
+        worker="elsewhere:1",
+    )
     store.query("api/start_job", id="d" * 32, now="2024-01-01T00:00:00+00:00", beat=time.time() - 3600)
     for job_id in ("c" * 32, "d" * 32):
         job = client.get(f"/v1/jobs/{job_id}", headers=headers).get_json()
@@ -195,7 +217,9 @@ def test_query_records_keep_the_newest_and_stay_bounded(fresh_service):
         records.save(store, settings, "records", "what?", result)
     old = {"query_id": "q-old", "created_at": "2000-01-01T00:00:00+00:00", "turns": []}
     records.save(store, settings, "records", "what?", old)  # older than the age limit: dropped at once
-    kept = store.run_cypher("MATCH (q:QueryRecord) WHERE q.memory_id = 'records' RETURN q.id AS id, q.result AS r ORDER BY id")
+    kept = store.run_cypher(
+        "MATCH (q:QueryRecord) WHERE q.memory_id = 'records' RETURN q.id AS id, q.result AS r ORDER BY id"
+    )
     assert [r["id"] for r in kept] == ["q2", "q3", "q4"]
     big = next(r["r"] for r in kept if r["id"] == "q4")
     assert len(big) <= 2_000 and '"truncated": true' in big and '"turns": []' in big
@@ -209,7 +233,9 @@ def test_a_background_job_reports_progress(fresh_service):
     headers = {"Authorization": f"Bearer {key}"}
     messages = [{"message_id": m.message_id, "speaker": m.speaker, "text": m.text, "timestamp": m.timestamp.isoformat(),
                  "session_id": m.session_id} for m in conversation(12, 3)]  # fmt: skip
-    job_id = client.post("/v1/memories/progress/messages", headers=headers, json={"messages": messages}).get_json()["job_id"]
+    job_id = client.post("/v1/memories/progress/messages", headers=headers, json={"messages": messages}).get_json()[
+        "job_id"
+    ]
     seen = []
     while True:
         job = client.get(f"/v1/jobs/{job_id}", headers=headers).get_json()

@@ -85,13 +85,23 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("5,000 nested arrays", "json", "raw", (b"[" * 5000 + b"]" * 5000, "application/json")),
     ("5,000 unclosed arrays", "json", "raw", (b"[" * 5000, "application/json")),
     ("nested objects", "json", "raw", (b'{"a":' * 3000 + b"1" + b"}" * 3000, "application/json")),
-    ("nesting inside messages", "json", "raw", (b'{"messages": [' + b"[" * 4000 + b"]" * 4000 + b"]}", "application/json")),
+    (
+        "nesting inside messages",
+        "json",
+        "raw",
+        (b'{"messages": [' + b"[" * 4000 + b"]" * 4000 + b"]}", "application/json"),
+    ),
     ("not JSON", None, "raw", (b"{not json", "application/json")),
     ("truncated JSON", None, "raw", (json.dumps(body(msg())).encode()[:-3], "application/json")),
     ("invalid UTF-8 bytes", None, "raw", (b'{"messages": [{"text": "\xff\xfe"}]}', "application/json")),
     ("plain text content type", None, "raw", (b"hello", "text/plain")),
     ("empty body", None, "raw", (b"", "application/json")),
-    ("body over the byte limit", None, "raw", (json.dumps(body(msg(text="z" * MAX_BYTES))).encode(), "application/json")),
+    (
+        "body over the byte limit",
+        None,
+        "raw",
+        (json.dumps(body(msg(text="z" * MAX_BYTES))).encode(), "application/json"),
+    ),
     ("query surrogate", "query", "query", {"query": f"where {SURROGATE}"}),
     ("query NUL", "query", "query", {"query": "a\x00b"}),
     ("query empty", "query", "query", {"query": ""}),
@@ -114,7 +124,12 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("explanation of unknown query", None, "get", "/v1/queries/none-such/explanation"),
     ("episode id with trailing space", None, "get", f"/v1/memories/{SEED}/episodes/{SEED}/episode/x%20"),
     ("topic id a tab", None, "get", f"/v1/memories/{SEED}/topics/{SEED}/topic/%09"),
-    ("hyperedges of an id with a space", "node_id", "get", f"/v1/memories/{SEED}/hyperedges?node_id={SEED}/person/x%20"),
+    (
+        "hyperedges of an id with a space",
+        "node_id",
+        "get",
+        f"/v1/memories/{SEED}/hyperedges?node_id={SEED}/person/x%20",
+    ),
     ("page limit not a number", "limit", "get", f"/v1/memories/{SEED}/topics?limit=abc"),
 ]
 
@@ -135,7 +150,7 @@ ACCEPTED: list[tuple[str, dict]] = [
     ("coding-chat turn", {"text": '<button id="toggleDarkMode">Toggle Dark Mode</button>\n</div>'}),
     ("person name with trailing space in text", {"text": "I met Lucia \n yesterday in Madrid \t"}),
     ("Cypher in text", {"text": "MATCH (n) DETACH DELETE n; CALL db.indexes()"}),
-    ("quotes and backslashes", {"text": "It's \"quoted\" \\ and `code` ${x}"}),
+    ("quotes and backslashes", {"text": 'It\'s "quoted" \\ and `code` ${x}'}),
     ("right-to-left override", {"text": "abc \u202e txt.exe", "speaker": "Ana\u202e"}),
     ("zero-width characters", {"text": "zero\u200bwidth\ufeff text", "speaker": "Z\u200b"}),
     ("combining marks", {"text": "Zalgo z\u0336\u0335a\u0334l", "speaker": "Jose\u0301"}),
@@ -148,12 +163,17 @@ ACCEPTED: list[tuple[str, dict]] = [
 
 @pytest.fixture(scope="module")
 def hostile(hm_service):
-    settings = Settings(store=hm_service.settings.store, llm_base_url=None, admin_key=ADMIN, max_request_bytes=MAX_BYTES)
+    settings = Settings(
+        store=hm_service.settings.store, llm_base_url=None, admin_key=ADMIN, max_request_bytes=MAX_BYTES
+    )
     app = create_app(settings, hm_service, sync_batch_limit=50)
     client = app.test_client()
     key = client.post("/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}).get_json()["key"]
     headers = {"Authorization": f"Bearer {key}"}
-    seed = [msg(i, speaker=t["speaker"], text=t["text"], message_id=t["dia_id"]) for i, t in enumerate(TESTCONV_SESSIONS[0][1])]
+    seed = [
+        msg(i, speaker=t["speaker"], text=t["text"], message_id=t["dia_id"])
+        for i, t in enumerate(TESTCONV_SESSIONS[0][1])
+    ]
     assert client.post(f"/v1/memories/{SEED}/messages", headers=headers, json=body(*seed)).status_code == 200
     before = hm_service.store.counts(SEED)
     restarts = hm_service.store.restarts
@@ -164,12 +184,16 @@ def hostile(hm_service):
 
 def _send(client, headers, kind: str, payload, fresh: str):
     if kind == "ingest":
-        return client.post(f"/v1/memories/{fresh}/messages", headers=headers, data=json.dumps(payload), content_type="application/json")
+        return client.post(
+            f"/v1/memories/{fresh}/messages", headers=headers, data=json.dumps(payload), content_type="application/json"
+        )
     if kind == "raw":
         data, content_type = payload
         return client.post(f"/v1/memories/{fresh}/messages", headers=headers, data=data, content_type=content_type)
     if kind == "query":
-        return client.post(f"/v1/memories/{SEED}/query", headers=headers, data=json.dumps(payload), content_type="application/json")
+        return client.post(
+            f"/v1/memories/{SEED}/query", headers=headers, data=json.dumps(payload), content_type="application/json"
+        )
     return client.get(payload, headers=headers)
 
 
@@ -201,15 +225,23 @@ def test_partial_mode_stores_the_valid_items_and_reports_each(hostile, hm_servic
     client, headers, _ = hostile
     batch = [msg(1, message_id="p1"), msg(2, message_id="p2", text="\x00"), msg(3, message_id="p3", speaker=SURROGATE),
              msg(4, message_id="p4", text="Second good one about Lisbon."), msg(5, message_id="p1")]  # fmt: skip
-    response = client.post("/v1/memories/partial-1/messages", headers=headers, json={"messages": batch, "partial": True})
+    response = client.post(
+        "/v1/memories/partial-1/messages", headers=headers, json={"messages": batch, "partial": True}
+    )
     assert response.status_code == 200, response.get_json()
     reply = response.get_json()
     assert [(s["index"], s["message_id"], s["status"]) for s in reply["statuses"]] == [
-        (0, "p1", "stored"), (1, "p2", "rejected"), (2, "p3", "rejected"), (3, "p4", "stored"), (4, "p1", "rejected"),
+        (0, "p1", "stored"),
+        (1, "p2", "rejected"),
+        (2, "p3", "rejected"),
+        (3, "p4", "stored"),
+        (4, "p1", "rejected"),
     ]
     assert reply["statuses"][1]["errors"] == {"text": ["must not contain NUL characters"]}
     assert reply["messages"] == 2 and reply["rejected"] == 3 and reply["report"]["turns"] == 2
-    stored = hm_service.store.run_cypher("MATCH (t:Turn) WHERE t.memory_id = 'partial-1' RETURN t.dia_id AS d ORDER BY d")
+    stored = hm_service.store.run_cypher(
+        "MATCH (t:Turn) WHERE t.memory_id = 'partial-1' RETURN t.dia_id AS d ORDER BY d"
+    )
     assert [r["d"] for r in stored] == ["p1", "p4"]
 
 
@@ -226,9 +258,14 @@ def test_odd_but_legal_values_are_stored_and_read_back(hostile, hm_service):
         assert row == [{"speaker": message["speaker"].strip(), "session": message["session_id"]}], name
     assert hm_service.store.counts(OK)["Turn"] == len(ACCEPTED)
     assert all(" " not in i and "\n" not in i and "<" not in i for i in _ids(hm_service, OK))
-    names = [r["name"] for r in hm_service.store.run_cypher("MATCH (p:Person) WHERE p.memory_id = $m RETURN p.name AS name", {"m": OK})]
+    names = [
+        r["name"]
+        for r in hm_service.store.run_cypher("MATCH (p:Person) WHERE p.memory_id = $m RETURN p.name AS name", {"m": OK})
+    ]
     assert names and all(name == name.strip() and "<" not in name and len(name) <= 80 for name in names)
-    again = client.post(f"/v1/memories/{OK}/messages", headers=headers, json=body(msg(0, message_id="x ", text="same id again")))
+    again = client.post(
+        f"/v1/memories/{OK}/messages", headers=headers, json=body(msg(0, message_id="x ", text="same id again"))
+    )
     assert again.status_code == 200 and hm_service.store.counts(OK)["Turn"] == len(ACCEPTED)  # idempotent by message id
     # nothing lost: the seeded memory is intact and answers
     assert hm_service.store.counts(SEED) == before
@@ -237,7 +274,10 @@ def test_odd_but_legal_values_are_stored_and_read_back(hostile, hm_service):
 
 
 def _ids(service, memory_id: str) -> list[str]:
-    return [r["id"] for r in service.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})]
+    return [
+        r["id"]
+        for r in service.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})
+    ]
 
 
 def test_chunked_body_over_the_limit_is_413(hostile):

@@ -30,8 +30,12 @@ WHEN = datetime(2024, 6, 2, 10, 0)
 # Text that has crashed or confused engines: trailing whitespace, markup, quotes, Cypher, controls.
 TRICKY = st.sampled_from([" ", "\t", "\n", "\r\n", "\x0b", "\x0c", "\u00a0", "\u2028", "\u200b", "\ufeff", "</button>", "<b>",
                           "'", '"', "\\", "`", "${x}", "MATCH (n) DETACH DELETE n", "//", "/*", "\x01", "\x1b[0m", "😀", "ﬁ"])  # fmt: skip
-TEXT = st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=12), TRICKY), max_size=6).map("".join)
-WRITE = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+TEXT = st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=12), TRICKY), max_size=6).map(
+    "".join
+)
+WRITE = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 @pytest.fixture(scope="module", params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)])
@@ -43,8 +47,12 @@ def engine(request, hm_service):
     if not os.environ.get("NEO4J_URI"):
         pytest.skip("NEO4J_URI is not set")
     service = MemoryService.open(
-        Settings(store=os.environ["NEO4J_URI"], neo4j_user=os.environ.get("NEO4J_USER", "neo4j"),
-                 neo4j_password=os.environ.get("NEO4J_PASSWORD", "password"), llm_base_url=None),  # fmt: skip
+        Settings(
+            store=os.environ["NEO4J_URI"],
+            neo4j_user=os.environ.get("NEO4J_USER", "neo4j"),
+            neo4j_password=os.environ.get("NEO4J_PASSWORD", "password"),
+            llm_base_url=None,
+        ),  # fmt: skip
         use_llm=False,
     )
     yield service
@@ -64,7 +72,9 @@ def _turn(service, memory_id: str, dia_id: str) -> list[dict]:
 
 @WRITE
 @given(message_id=TEXT, speaker=TEXT, text=TEXT, session_id=TEXT, caption=st.none() | TEXT)
-def test_generated_messages_are_stored_exactly_or_refused_by_field(engine, message_id, speaker, text, session_id, caption):
+def test_generated_messages_are_stored_exactly_or_refused_by_field(
+    engine, message_id, speaker, text, session_id, caption
+):
     memory_id = "prop-msg"
     restarts = _restarts(engine)
     message = Message(message_id, speaker, text, WHEN, session_id, caption)
@@ -79,7 +89,9 @@ def test_generated_messages_are_stored_exactly_or_refused_by_field(engine, messa
     assert row["speaker"] == speaker.strip() and row["session"] == session_id
     prefix, _, local = row["id"].rpartition("/")
     assert prefix == f"{memory_id}/turn" and (SAFE_KEY.fullmatch(local) or re.fullmatch("~[0-9a-f]{20}", local))
-    ids = [r["id"] for r in engine.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})]
+    ids = [
+        r["id"] for r in engine.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})
+    ]
     assert all(not any(ch.isspace() for ch in i) and "<" not in i for i in ids)
 
 

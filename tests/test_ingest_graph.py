@@ -58,7 +58,10 @@ def test_report_counts(hm_ingested, hm_service):
     assert report.persons == 3  # Nadia, Omar, and Leila (mentioned once)
     assert report.times == 7  # 3 session dates + 4 other resolved dates (12 June is both S1 and "two weeks ago")
     assert {"lisbon", "berlin"} <= {
-        r["n"] for r in hm_service.store.run_cypher("MATCH (x:Location) WHERE x.memory_id = 'testconv' RETURN toLower(x.name) AS n")
+        r["n"]
+        for r in hm_service.store.run_cypher(
+            "MATCH (x:Location) WHERE x.memory_id = 'testconv' RETURN toLower(x.name) AS n"
+        )
     }
     assert report.sessions_ingested == 3 and report.sessions_skipped == 0
     assert report.llm is False

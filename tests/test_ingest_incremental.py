@@ -44,7 +44,9 @@ def _topic_partition(svc, memory_id: str) -> dict[str, set[str]]:
 
 
 def _ids(svc, memory_id: str) -> set[str]:
-    return {r["id"] for r in svc.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})}
+    return {
+        r["id"] for r in svc.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id", {"m": memory_id})
+    }
 
 
 def test_reingesting_the_same_conversation_changes_nothing(hm_service):
@@ -87,7 +89,9 @@ def test_live_messages_in_a_new_session_add_episodes_and_update_topics_only(hm_s
     _mark_episodes(hm_service, memory)
     when = datetime(2023, 8, 2, 18, 0)
     live = [
-        Message("L1", "Nadia", "My pottery teacher in Berlin let me glaze three bowls on the wheel today.", when, "live-1"),
+        Message(
+            "L1", "Nadia", "My pottery teacher in Berlin let me glaze three bowls on the wheel today.", when, "live-1"
+        ),
         Message("L2", "Omar", "Three bowls! Did the glaze come out blue like I suggested?", when, "live-1"),
         Message("L3", "Nadia", "Yes, a deep blue glaze on stoneware clay, exactly as you said.", when, "live-1"),
     ]
@@ -112,7 +116,9 @@ def test_live_messages_in_a_new_session_add_episodes_and_update_topics_only(hm_s
     new_vec = np.asarray(hm_service.store.run_cypher(
         "MATCH (e:Episode {id: 'live/episode/L1'}) RETURN e.embedding_raw AS raw")[0]["raw"], dtype=np.float64)  # fmt: skip
     center = np.sum(list(raw.values()), axis=0) / (len(raw) + TOPIC_CENTER_PRIOR)  # earlier episodes, shrunk
-    sims = {topic: topic_similarity(new_vec, [raw[e] for e in members], center) for topic, members in before_topics.items()}
+    sims = {
+        topic: topic_similarity(new_vec, [raw[e] for e in members], center) for topic, members in before_topics.items()
+    }
     best = max(sims, key=sims.get)
     if sims[best] >= hm_service.settings.topic_join_similarity:
         assert home == [best] and counts["Topic"] == before_counts["Topic"]
@@ -136,7 +142,9 @@ def test_a_message_added_to_an_existing_session_rebuilds_only_that_session(hm_se
     report = hm_service.ingest_messages(memory, [late])
     assert report.sessions_ingested == 1 and report.sessions_skipped == 0
     episodes = _episodes(hm_service, memory)
-    assert {k for k, v in episodes.items() if v["marker"] is None} == {k for k, v in episodes.items() if v["session"] == "3"}
+    assert {k for k, v in episodes.items() if v["marker"] is None} == {
+        k for k, v in episodes.items() if v["session"] == "3"
+    }
     assert {k for k, v in episodes.items() if v["marker"] == 1} == {
         "grow/episode/D1:1", "grow/episode/D2:1", "grow/episode/D2:7"
     }  # fmt: skip

@@ -76,14 +76,18 @@ def test_bad_memory_id(badin, memory_id):
 def test_photo_without_words_is_stored_safely(badin):
     photo = Message("P1", "Omar", "", WHEN, "photo", image_caption="a bowl with a blue glaze")
     badin.ingest_messages(MEMORY, [photo])
-    rows = badin.store.run_cypher("MATCH (t:Turn {dia_id: 'P1'}) WHERE t.memory_id = $m RETURN t.text AS text", {"m": MEMORY})
+    rows = badin.store.run_cypher(
+        "MATCH (t:Turn {dia_id: 'P1'}) WHERE t.memory_id = $m RETURN t.text AS text", {"m": MEMORY}
+    )
     assert rows == [{"text": "[shares a photo: a bowl with a blue glaze]"}]
 
 
 def test_unicode_text_round_trips(badin):
     text = "Café crème in Kraków 🎉 — naïve “quotes” and 中文"
     badin.ingest_messages(MEMORY, [Message("U1", "Nadia", text, WHEN, "unicode")])
-    rows = badin.store.run_cypher("MATCH (t:Turn {dia_id: 'U1'}) WHERE t.memory_id = $m RETURN t.text AS text", {"m": MEMORY})
+    rows = badin.store.run_cypher(
+        "MATCH (t:Turn {dia_id: 'U1'}) WHERE t.memory_id = $m RETURN t.text AS text", {"m": MEMORY}
+    )
     assert rows == [{"text": text}]
 
 

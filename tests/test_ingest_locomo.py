@@ -90,7 +90,9 @@ def test_topics_group_episodes_and_propagate_over_them(hm_conv30, hm_service):
         by_topic[r["h"]][r["e"]] = (np.asarray(r["raw"], dtype=np.float64), r["w"], np.asarray(r["emb"]))
     assert len(by_topic) == hm_conv30.report.topics and max(len(m) for m in by_topic.values()) > 1
     for members in by_topic.values():
-        expected = expected_propagation({k: (v[0], v[1]) for k, v in members.items()}, hm_service.settings.propagation_lambda)
+        expected = expected_propagation(
+            {k: (v[0], v[1]) for k, v in members.items()}, hm_service.settings.propagation_lambda
+        )
         for eid, (raw, _, stored) in members.items():
             assert np.allclose(stored, expected[eid], atol=1e-5), eid
             assert np.allclose(stored, raw, atol=1e-5) == (len(members) == 1)

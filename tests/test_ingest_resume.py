@@ -36,7 +36,9 @@ def generated_record(sample_id: str, sessions: int, turns: int, seed: int) -> di
     rng = random.Random(seed)
     conv: dict = {"speaker_a": NAMES[0], "speaker_b": NAMES[1]}
     for s in range(1, sessions + 1):
-        conv[f"session_{s}_date_time"] = f"{1 + s % 11}:30 pm on {1 + (3 * s) % 27} {['March', 'April', 'May'][s % 3]}, 2023"
+        conv[f"session_{s}_date_time"] = (
+            f"{1 + s % 11}:30 pm on {1 + (3 * s) % 27} {['March', 'April', 'May'][s % 3]}, 2023"
+        )
         rows = []
         for t in range(1, turns + 1):
             activity, place, when = rng.choice(ACTIVITIES), rng.choice(PLACES), rng.choice(WHENS)
@@ -46,7 +48,9 @@ def generated_record(sample_id: str, sessions: int, turns: int, seed: int) -> di
                 f"My friend Lena says {activity} is the best way to relax {when}.",
                 f"We talked about {activity} for hours {when}, it was great.",
             ])  # fmt: skip
-            rows.append({"speaker": NAMES[t % 2], "dia_id": f"D{s}:{t}", "text": text.replace("  ", " ").replace(" .", ".")})
+            rows.append(
+                {"speaker": NAMES[t % 2], "dia_id": f"D{s}:{t}", "text": text.replace("  ", " ").replace(" .", ".")}
+            )
         conv[f"session_{s}"] = rows
     return {"sample_id": sample_id, "conversation": conv, "qa": []}
 
@@ -100,7 +104,9 @@ def test_kill_mid_ingest_then_rerun_completes(hm_service, hm_settings, tmp_path)
     rerun = _cli(hm_settings, path)
     out, _ = rerun.communicate(timeout=300)
     assert rerun.returncode == 0, out
-    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in out.splitlines() if line.startswith("kill-")}  # plain table
+    rows = {
+        line.split("\t")[0]: line.split("\t")[1:] for line in out.splitlines() if line.startswith("kill-")
+    }  # plain table
     assert rows["kill-a"][8] == "0/2"  # sessions new/skipped: kill-a was complete
     assert rows["kill-b"][8] == "8/0" and rows["kill-b"][0] == "200"
 

@@ -98,7 +98,11 @@ def test_same_element_sets_share_one_segment_hyperedge_in_the_graph(hm_service):
         "WHERE e.memory_id = 'seg-merge' RETURN DISTINCT h.id AS h, e.id AS e"
     )
     assert len({r["h"] for r in owners}) == 1
-    assert sorted(r["e"] for r in owners) == ["seg-merge/episode/D1:1", "seg-merge/episode/D2:1", "seg-merge/episode/D4:1"]
+    assert sorted(r["e"] for r in owners) == [
+        "seg-merge/episode/D1:1",
+        "seg-merge/episode/D2:1",
+        "seg-merge/episode/D4:1",
+    ]
 
 
 # --- propagation ---------------------------------------------------------------------------------------------

@@ -50,7 +50,16 @@ def test_facts_fall_back_to_the_no_llm_twin_while_open(hm_service):
     client = LLMClient(base_url=f"http://127.0.0.1:{_closed_port()}/v1", model="none", backoff_s=(0.01, 0.02),
                        breaker=CircuitBreaker(failures=1, cooldown_s=600))  # fmt: skip
     twin = TurnFactExtractor(KeywordExtractor())
-    turn = Turn("m", "m/turn/1", "1", "Ana", "I adopted a puppy named Biscuit yesterday.", datetime(2024, 1, 2).isoformat(), "s1", 0)
+    turn = Turn(
+        "m",
+        "m/turn/1",
+        "1",
+        "Ana",
+        "I adopted a puppy named Biscuit yesterday.",
+        datetime(2024, 1, 2).isoformat(),
+        "s1",
+        0,
+    )
     expected = twin.extract([turn], [TurnElements()], [None])
     got = LLMFactExtractor(client, twin).extract([turn], [TurnElements()], [None])
     assert [d.content for d in got] == [d.content for d in expected] and client.breaker.is_open

@@ -265,7 +265,9 @@ def test_disk_cache_makes_a_rerun_free(server, make_client):
 def test_cache_key_covers_model_task_messages_and_schema(server, make_client, change):
     make_client().complete_json("probe", _ask("cache me"), SCHEMA)
     client = make_client(model=change.get("model", "fake-model"))
-    client.complete_json(change.get("task", "probe"), change.get("messages", _ask("cache me")), change.get("schema", SCHEMA))
+    client.complete_json(
+        change.get("task", "probe"), change.get("messages", _ask("cache me")), change.get("schema", SCHEMA)
+    )
     assert len(server.requests) == 2
     assert client.stats["cache_hits"] == 0
 

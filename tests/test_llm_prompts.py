@@ -33,11 +33,35 @@ class ScriptedClient:
 
 
 TURNS = [
-    {"idx": 10, "dia_id": "D1:1", "speaker": "Ana", "text": "I went to pottery class yesterday!", "timestamp": "2023-05-08T13:56:00"},
+    {
+        "idx": 10,
+        "dia_id": "D1:1",
+        "speaker": "Ana",
+        "text": "I went to pottery class yesterday!",
+        "timestamp": "2023-05-08T13:56:00",
+    },
     {"idx": 11, "dia_id": "D1:2", "speaker": "Ben", "text": "What did you make?", "timestamp": "2023-05-08T13:57:00"},
-    {"idx": 12, "dia_id": "D1:3", "speaker": "Ana", "text": "A blue bowl for my mom.", "timestamp": "2023-05-08T13:58:00"},
-    {"idx": 13, "dia_id": "D1:4", "speaker": "Ben", "text": "I'm moving to Berlin next month.", "timestamp": "2023-05-08T14:00:00"},
-    {"idx": 14, "dia_id": "D1:5", "speaker": "Ana", "text": "Congratulations, Ben!", "timestamp": "2023-05-08T14:01:00"},
+    {
+        "idx": 12,
+        "dia_id": "D1:3",
+        "speaker": "Ana",
+        "text": "A blue bowl for my mom.",
+        "timestamp": "2023-05-08T13:58:00",
+    },
+    {
+        "idx": 13,
+        "dia_id": "D1:4",
+        "speaker": "Ben",
+        "text": "I'm moving to Berlin next month.",
+        "timestamp": "2023-05-08T14:00:00",
+    },
+    {
+        "idx": 14,
+        "dia_id": "D1:5",
+        "speaker": "Ana",
+        "text": "Congratulations, Ben!",
+        "timestamp": "2023-05-08T14:01:00",
+    },
 ]
 
 
@@ -104,7 +128,9 @@ def test_segment_repairs_unsorted_overlapping_gapped_out_of_range_output():
 
 def test_segment_snaps_unknown_idx_to_nearest_turn_and_skips_garbage():
     turns = [dict(t, idx=i) for t, i in zip(TURNS, (0, 2, 4, 6, 8))]
-    reply = {"episodes": [_ep(0, 3), _ep(5, 8, "second"), {"start_idx": "x", "end_idx": 1, "title": "bad", "summary": ""}]}
+    reply = {
+        "episodes": [_ep(0, 3), _ep(5, 8, "second"), {"start_idx": "x", "end_idx": 1, "title": "bad", "summary": ""}]
+    }
     # 3 is between 2 and 4: equal distance snaps down; 5 between 4 and 6 snaps down to 4.
     assert P.segment_episodes(ScriptedClient(reply), turns) == [_ep(0, 2), _ep(4, 8, "second")]
 
@@ -230,7 +256,11 @@ def test_normalise_date(value, expected):
 
 def test_fact_date_is_none_when_turn_has_no_timestamp():
     turns = [dict(TURNS[0], timestamp=None)]
-    reply = {"facts": [{"content": "Ana took a class.", "potential": [], "keywords": [], "date": None, "source_dia_ids": ["D1:1"]}]}
+    reply = {
+        "facts": [
+            {"content": "Ana took a class.", "potential": [], "keywords": [], "date": None, "source_dia_ids": ["D1:1"]}
+        ]
+    }
     assert P.extract_facts(ScriptedClient(reply), "x", turns)[0]["date"] is None
 
 
@@ -245,7 +275,9 @@ def test_topic_prompt_lists_topics_with_ids():
     P.topic_decision(client, EPISODE, TOPICS)
     assert "New episode: Blue bowl — Ana made a blue bowl on 7 May 2023." in client.user_text
     assert "- id=t1: Ana's crafts — Ana does pottery." in client.user_text
-    P.topic_decision(client := ScriptedClient({"action": "new", "topic_id": None, "title": "x", "summary": "y"}), EPISODE, [])
+    P.topic_decision(
+        client := ScriptedClient({"action": "new", "topic_id": None, "title": "x", "summary": "y"}), EPISODE, []
+    )
     assert "(none yet)" in client.user_text
 
 

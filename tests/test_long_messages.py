@@ -131,4 +131,3 @@ def test_a_350k_character_answer_ingests(hm_service):
     assert "C1:4" in [t["dia_id"] for t in result["turns"]]
     assert any("certbot" in f["content"] for f in result["facts"])
     assert len(result["context"]) < 12_000
-

@@ -57,7 +57,13 @@ def test_keys_are_safe_tokens_or_digests_and_stable():
 
 @pytest.mark.parametrize("field", ["message_id", "speaker", "text", "session_id", "image_caption"])
 def test_service_refuses_a_lone_surrogate_in_every_field(hm_service, field):
-    values = {"message_id": "s1", "speaker": "Ana", "text": "Hello there, friend.", "session_id": "s", "image_caption": None}
+    values = {
+        "message_id": "s1",
+        "speaker": "Ana",
+        "text": "Hello there, friend.",
+        "session_id": "s",
+        "image_caption": None,
+    }
     values[field] = "bad \ud83d"
     with pytest.raises(IngestInputError) as info:
         hm_service.ingest_messages("surrogates", [Message(timestamp=datetime(2024, 1, 1), **values)])

@@ -27,10 +27,16 @@ def test_reindex_re_embeds_a_store_built_with_another_model(tmp_path, hm_service
     assert client.get("/v1/ready").status_code == 200
     # the store now says it was built with an 8-dimensional model, with vectors to match
     store.drop_vector_indexes()
-    store.run_cypher("MATCH (n) WHERE n.memory_id = 'old' AND n.embedding IS NOT NULL SET n.embedding = vecf32([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5])")
+    store.run_cypher(
+        "MATCH (n) WHERE n.memory_id = 'old' AND n.embedding IS NOT NULL SET n.embedding = vecf32([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5])"
+    )
     store.query("schema/set_meta", embedding_model="old-8d-model", dimension=8)
     ready = client.get("/v1/ready")
-    assert ready.status_code == 503 and "old-8d-model" in ready.get_json()["message"] and "hypermem reindex" in ready.get_json()["message"]
+    assert (
+        ready.status_code == 503
+        and "old-8d-model" in ready.get_json()["message"]
+        and "hypermem reindex" in ready.get_json()["message"]
+    )
     with pytest.raises(SchemaMismatch, match="hypermem reindex"):
         MemoryService(hm_make_settings(data), store, hm_service.embedder, use_llm=False)
 

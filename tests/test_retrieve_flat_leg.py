@@ -11,22 +11,46 @@ from hypermem.ingest.locomo import Message
 
 MEMORY = "codechat-flat-leg"
 TOPICS = [
-    ("How do I make my Dockerfile build faster?", "Use a multi-stage build and copy requirements.txt before the source so pip install is cached.",
-     "FROM python:3.11-slim AS build\nCOPY requirements.txt .\nRUN pip wheel -r requirements.txt -w /wheels\n"),
-    ("Why does my regex not match across lines?", "Pass re.DOTALL so that the dot also matches newlines, or use [\\s\\S].",
-     "pattern = re.compile(r'BEGIN(.*?)END', re.DOTALL)\nfor match in pattern.finditer(text):\n    print(match.group(1))\n"),
-    ("The orders query is slow, what index should I add?", "Add a composite index on (customer_id, created_at) and check EXPLAIN ANALYZE.",
-     "CREATE INDEX CONCURRENTLY orders_customer_created ON orders (customer_id, created_at DESC);\nEXPLAIN ANALYZE SELECT * FROM orders;\n"),
-    ("Our Postgres connections keep timing out under load.", "Raise the SQLAlchemy pool_size to 20 with max_overflow 10 and set pool_pre_ping so stale connections are replaced.",
-     "engine = create_engine(url, pool_size=20, max_overflow=10, pool_pre_ping=True, pool_recycle=1800)\n"),
-    ("How do I add a dark mode toggle to the page?", "Toggle a class on the body element and keep the choice in localStorage.",
-     "const toggle = document.querySelector('#theme');\ntoggle.onclick = () => document.body.classList.toggle('dark');\n"),
-    ("How do I squash my last three commits?", "Run an interactive rebase on HEAD~3 and mark the later commits as squash.",
-     "git rebase -i HEAD~3\n# change 'pick' to 'squash' on the last two lines\ngit push --force-with-lease\n"),
-    ("My React list re-renders every item on each keystroke.", "Memoise the row component with React.memo and give each row a stable key.",
-     "const Row = React.memo(function Row({ item }) { return <li>{item.name}</li>; });\n"),
-    ("How should I log from a Flask app in production?", "Configure logging with dictConfig, JSON lines to stdout, and let gunicorn collect them.",
-     "logging.config.dictConfig({'version': 1, 'handlers': {'out': {'class': 'logging.StreamHandler'}}})\n"),
+    (
+        "How do I make my Dockerfile build faster?",
+        "Use a multi-stage build and copy requirements.txt before the source so pip install is cached.",
+        "FROM python:3.11-slim AS build\nCOPY requirements.txt .\nRUN pip wheel -r requirements.txt -w /wheels\n",
+    ),
+    (
+        "Why does my regex not match across lines?",
+        "Pass re.DOTALL so that the dot also matches newlines, or use [\\s\\S].",
+        "pattern = re.compile(r'BEGIN(.*?)END', re.DOTALL)\nfor match in pattern.finditer(text):\n    print(match.group(1))\n",
+    ),
+    (
+        "The orders query is slow, what index should I add?",
+        "Add a composite index on (customer_id, created_at) and check EXPLAIN ANALYZE.",
+        "CREATE INDEX CONCURRENTLY orders_customer_created ON orders (customer_id, created_at DESC);\nEXPLAIN ANALYZE SELECT * FROM orders;\n",
+    ),
+    (
+        "Our Postgres connections keep timing out under load.",
+        "Raise the SQLAlchemy pool_size to 20 with max_overflow 10 and set pool_pre_ping so stale connections are replaced.",
+        "engine = create_engine(url, pool_size=20, max_overflow=10, pool_pre_ping=True, pool_recycle=1800)\n",
+    ),
+    (
+        "How do I add a dark mode toggle to the page?",
+        "Toggle a class on the body element and keep the choice in localStorage.",
+        "const toggle = document.querySelector('#theme');\ntoggle.onclick = () => document.body.classList.toggle('dark');\n",
+    ),
+    (
+        "How do I squash my last three commits?",
+        "Run an interactive rebase on HEAD~3 and mark the later commits as squash.",
+        "git rebase -i HEAD~3\n# change 'pick' to 'squash' on the last two lines\ngit push --force-with-lease\n",
+    ),
+    (
+        "My React list re-renders every item on each keystroke.",
+        "Memoise the row component with React.memo and give each row a stable key.",
+        "const Row = React.memo(function Row({ item }) { return <li>{item.name}</li>; });\n",
+    ),
+    (
+        "How should I log from a Flask app in production?",
+        "Configure logging with dictConfig, JSON lines to stdout, and let gunicorn collect them.",
+        "logging.config.dictConfig({'version': 1, 'handlers': {'out': {'class': 'logging.StreamHandler'}}})\n",
+    ),
 ]
 
 
@@ -71,7 +95,9 @@ def test_hypermem_finds_what_dense_over_turns_finds(codechat, question, gold):
 
 def test_implicit_cue_reaches_its_cause(codechat):
     # "the pool fix" (a later remark) is explained by the assistant's pool_size answer a day earlier.
-    returned = [t["dia_id"] for t in codechat.query(MEMORY, "What was the pool fix that worked at peak traffic?")["turns"]]
+    returned = [
+        t["dia_id"] for t in codechat.query(MEMORY, "What was the pool fix that worked at peak traffic?")["turns"]
+    ]
     assert "m7" in returned and "m16" in returned
 
 

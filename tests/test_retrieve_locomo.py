@@ -36,7 +36,8 @@ def test_conv30_single_hop_evidence_recall_floor(hm_service, hm_conv30, hm_locom
     """All gold turns returned for at least half of conv-30's single-hop questions (measured 27/44 at writing)."""
     questions = [q for q in hm_locomo_qa["conv-30"] if q["category"] == 4]
     found = sum(
-        set(q["evidence"]) <= {t["dia_id"] for t in hm_service.query("conv-30", q["question"])["turns"]} for q in questions
+        set(q["evidence"]) <= {t["dia_id"] for t in hm_service.query("conv-30", q["question"])["turns"]}
+        for q in questions
     )
     assert len(questions) == 44
     assert found / len(questions) >= 0.5, f"{found}/{len(questions)}"

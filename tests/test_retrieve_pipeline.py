@@ -58,7 +58,7 @@ def test_gold_turn_is_returned(ask, question, gold):
 
 def test_output_shape(ask):
     result = ask(GOLD[0][0])
-    assert KEYS <= set(result)
+    assert set(result) >= KEYS
     assert set(result["stop"]) >= {"query_type", "rule", "cut_at"}
     for turn in result["turns"]:
         assert {"dia_id", "text", "score", "path"} <= set(turn)
@@ -93,7 +93,9 @@ def test_topic_ranks_equal_rrf_by_hand(ask, hm_service, hm_ingested):
     assert [t["id"] for t in result["topics"]] == expected
     for topic in result["topics"]:
         assert topic["score"] == pytest.approx(scores[topic["id"]], abs=1e-6)
-        assert topic["score"] == pytest.approx(sum(1 / (RRF_K + r["rank"]) for r in topic["rankers"].values()), abs=1e-6)
+        assert topic["score"] == pytest.approx(
+            sum(1 / (RRF_K + r["rank"]) for r in topic["rankers"].values()), abs=1e-6
+        )
 
 
 def test_fact_scores_are_rrf_plus_parent_term(ask):
@@ -164,7 +166,10 @@ def test_fixed_stopping_and_turn_budget(ask):
 # --- expansion -----------------------------------------------------------------------------------------------
 def test_expand_topic_episodes_returns_exactly_the_member_edges(hm_service, hm_ingested):
     memory = hm_ingested.memory_id
-    topics = [r["id"] for r in hm_service.store.run_cypher("MATCH (t:Topic) WHERE t.memory_id = $m RETURN t.id AS id", {"m": memory})]
+    topics = [
+        r["id"]
+        for r in hm_service.store.run_cypher("MATCH (t:Topic) WHERE t.memory_id = $m RETURN t.id AS id", {"m": memory})
+    ]
     for topic in topics:
         rows = hm_service.store.query("retrieve/expand_topic_episodes", memory_id=memory, topic_ids=[topic])
         edge = {r["hyperedge_id"] for r in rows}
@@ -215,8 +220,11 @@ def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question)
         path = turn["path"]
         levels = [s["level"] for s in path]
         assert levels[0] == "query" and levels[-2:] == ["fused", "turn"]
-        assert levels in (["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "fused", "turn"],
-                          ["query", "fact", "fused", "turn"], ["query", "fused", "turn"])  # the last: turn-level leg only
+        assert levels in (
+            ["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "fused", "turn"],
+            ["query", "fact", "fused", "turn"],
+            ["query", "fused", "turn"],
+        )  # the last: turn-level leg only
         fused = path[-2]
         assert fused["rankers"] and fused["score"] > 0
         source = fused["id"].split("/")[-1]  # the ranked turn; a reply follows it
@@ -233,14 +241,17 @@ def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question)
             if edge["level"] != "hyperedge":
                 continue
             owner = hm_service.store.run_cypher(
-                "MATCH (o {id: $o})-[:HAS_HYPEREDGE]->(h:Hyperedge {id: $h}) RETURN count(o) AS n", {"o": before["id"], "h": edge["id"]}
+                "MATCH (o {id: $o})-[:HAS_HYPEREDGE]->(h:Hyperedge {id: $h}) RETURN count(o) AS n",
+                {"o": before["id"], "h": edge["id"]},
             )
             assert owner[0]["n"] == 1
             assert _members(hm_service, edge["id"])[after["id"]] == pytest.approx(edge["weight"], abs=1e-6)
         if levels[-3] != "fact":
             continue
         fact = path[-3]["id"]
-        sources = hm_service.store.run_cypher("MATCH (:Fact {id: $f})-[:FROM_TURN]->(t:Turn) RETURN t.dia_id AS d", {"f": fact})
+        sources = hm_service.store.run_cypher(
+            "MATCH (:Fact {id: $f})-[:FROM_TURN]->(t:Turn) RETURN t.dia_id AS d", {"f": fact}
+        )
         if "reply_to" in path[-1]:  # the reply to a question turn of the fact, i.e. the turn right after it
             assert path[-1]["reply_to"] in {r["d"] for r in sources}
             nxt = hm_service.store.run_cypher(
@@ -281,8 +292,12 @@ def _all_ids(value):
             yield from _all_ids(item)
 
 
-@pytest.mark.parametrize(("memory", "own", "foreign"), [("iso-a", "Biscuit", "Pretzel"), ("iso-b", "Pretzel", "Biscuit")])
-@pytest.mark.parametrize("overrides", [{}, {"flat": True}, {"use_topics": False}, {"stopping": "fixed", "turn_budget": 30}])
+@pytest.mark.parametrize(
+    ("memory", "own", "foreign"), [("iso-a", "Biscuit", "Pretzel"), ("iso-b", "Pretzel", "Biscuit")]
+)
+@pytest.mark.parametrize(
+    "overrides", [{}, {"flat": True}, {"use_topics": False}, {"stopping": "fixed", "turn_budget": 30}]
+)
 def test_a_query_never_returns_another_memory(twins, memory, own, foreign, overrides):
     result = twins.query(memory, f"What is the name of Omar's puppy, {foreign} or {own}?", **overrides)
     assert result["memory_id"] == memory

@@ -58,23 +58,34 @@ def test_store_bm25_equals_bm25s_and_follows_writes(tmp_path, embedder):
 
         reader = open_store(settings, keep_server=True)  # a second handle, as another process would open
         try:
-            assert {h.id: h.score for h in reader.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(expected, rel=1e-5)
+            assert {h.id: h.score for h in reader.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(
+                expected, rel=1e-5
+            )
             store.write("write/turns", _rows(embedder, LATER, len(FIRST)))
             after = _expected(FIRST + LATER)
             assert after != pytest.approx(expected)  # more documents: every idf and avgdl moved
-            assert {h.id: h.score for h in store.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(after, rel=1e-5)
+            assert {h.id: h.score for h in store.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(
+                after, rel=1e-5
+            )
             reader._stats_cache.clear()  # what STATS_CACHE_SECONDS later looks like in the other process
             reader._ranking_cache.clear()
-            assert {h.id: h.score for h in reader.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(after, rel=1e-5)
+            assert {h.id: h.score for h in reader.fulltext_search("Turn", MEMORY, QUERY, 10)} == pytest.approx(
+                after, rel=1e-5
+            )
             only = reader.fulltext_search("Turn", MEMORY, QUERY, 10, candidates=[f"{MEMORY}/turn/D1:4"])
-            assert [(h.id, h.score) for h in only] == [(f"{MEMORY}/turn/D1:4", pytest.approx(after[f"{MEMORY}/turn/D1:4"], rel=1e-5))]
+            assert [(h.id, h.score) for h in only] == [
+                (f"{MEMORY}/turn/D1:4", pytest.approx(after[f"{MEMORY}/turn/D1:4"], rel=1e-5))
+            ]
         finally:
             reader.db.connection.close()
 
 
 def test_speaker_names_count_as_terms():
     stats = bm25.CorpusStats(documents=4, words=20, speakers={"Alice": 2, "Bob": 2})
-    matches = [{"id": "a", "speaker": "Alice", "text": "a red kite"}, {"id": "b", "speaker": "Bob", "text": "Alice flew a kite"}]
+    matches = [
+        {"id": "a", "speaker": "Alice", "text": "a red kite"},
+        {"id": "b", "speaker": "Bob", "text": "Alice flew a kite"},
+    ]
     ranked = dict(bm25.score("Alice kite", matches, stats))
     # df(alice) = 2 Alice documents + 1 text mention by Bob; both matches hold "alice" and "kite" once.
     assert set(ranked) == {"a", "b"}

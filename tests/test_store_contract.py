@@ -74,10 +74,34 @@ def _graph_rows(memory_id: str, embedder: Embedder) -> dict[str, list[dict]]:
         for i, (speaker, text) in enumerate(TURNS)
     ]  # fmt: skip
     elements = [
-        {"memory_id": memory_id, "id": nid("person", "caroline"), "kind": "Person", "name": "Caroline", "value": "Caroline"},
-        {"memory_id": memory_id, "id": nid("person", "melanie"), "kind": "Person", "name": "Melanie", "value": "Melanie"},
-        {"memory_id": memory_id, "id": nid("time", "2023-05-07"), "kind": "Time", "name": "7 May 2023", "value": "2023-05-07"},
-        {"memory_id": memory_id, "id": nid("location", "sweden"), "kind": "Location", "name": "Sweden", "value": "Sweden"},
+        {
+            "memory_id": memory_id,
+            "id": nid("person", "caroline"),
+            "kind": "Person",
+            "name": "Caroline",
+            "value": "Caroline",
+        },
+        {
+            "memory_id": memory_id,
+            "id": nid("person", "melanie"),
+            "kind": "Person",
+            "name": "Melanie",
+            "value": "Melanie",
+        },
+        {
+            "memory_id": memory_id,
+            "id": nid("time", "2023-05-07"),
+            "kind": "Time",
+            "name": "7 May 2023",
+            "value": "2023-05-07",
+        },
+        {
+            "memory_id": memory_id,
+            "id": nid("location", "sweden"),
+            "kind": "Location",
+            "name": "Sweden",
+            "value": "Sweden",
+        },
     ]
     episode_texts = [
         "Caroline's support group and new job. Caroline went to a support group and will work in school counseling.",
@@ -184,7 +208,13 @@ def test_vector_search_ranks_by_cosine(store, memory, embedder):
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     turn_vectors = embedder.encode([text for _, text in TURNS])
     assert hits[0].score == pytest.approx(float(turn_vectors[4] @ query), abs=1e-4)
-    exact = store.vector_search("Fact", memory, embedder.encode_one("what is Caroline's job?"), 1, candidates=[f"{memory}/fact/1", f"{memory}/fact/2"])
+    exact = store.vector_search(
+        "Fact",
+        memory,
+        embedder.encode_one("what is Caroline's job?"),
+        1,
+        candidates=[f"{memory}/fact/1", f"{memory}/fact/2"],
+    )
     assert [h.id for h in exact] == [f"{memory}/fact/1"]
 
 
@@ -229,7 +259,7 @@ NASTY_QUERIES = [
     "NOT caroline",
     "AND OR NOT",
     "+caroline -melanie && sweden || camping !painting",
-    "caroline~0.8 \"group\"~3 job^4 c?roline",
+    'caroline~0.8 "group"~3 job^4 c?roline',
     "🎨🏕️ 🇸🇪 ❤️",
     "painting 🎨 with Melanie 😊",
     "카롤라인 스웨덴 Ünïcödé ßtraße",
@@ -285,7 +315,10 @@ def test_delete_memory_leaves_no_orphans(store, embedder):
         removed = store.delete_memory(a)
         assert removed == sum(EXPECTED_NODES.values())
         assert store.counts(a) == {"memberships": 0}
-        left = store.run_cypher("MATCH (n) WHERE n.memory_id = $m OR n.id STARTS WITH $prefix RETURN count(n) AS c", {"m": a, "prefix": f"{a}/"})
+        left = store.run_cypher(
+            "MATCH (n) WHERE n.memory_id = $m OR n.id STARTS WITH $prefix RETURN count(n) AS c",
+            {"m": a, "prefix": f"{a}/"},
+        )
         assert left[0]["c"] == 0
         dangling = store.run_cypher(
             "MATCH (a)-[r]->(b) WHERE a.memory_id IS NULL OR b.memory_id IS NULL OR a.memory_id <> b.memory_id "
@@ -378,7 +411,9 @@ def test_hnsw_recall_at_10_on_5000_sentence_embeddings(store, corpus):
     try:
         store.write("write/turns", _turn_rows(memory_id, docs))
         recall = _recall(store, memory_id, docs, queries)
-        print(f"\n{store.engine_version()}: HNSW recall@{K} = {recall:.3f} over {len(queries)} queries, {len(docs)} vectors")
+        print(
+            f"\n{store.engine_version()}: HNSW recall@{K} = {recall:.3f} over {len(queries)} queries, {len(docs)} vectors"
+        )
         assert recall >= 0.95
     finally:
         store.delete_memory(memory_id)
@@ -442,7 +477,8 @@ def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedde
     rows = _graph_rows(memory, embedder)
     store.write("write/turns", rows["write/turns"])
     stored = store.run_cypher(
-        "MATCH (t:Turn) WHERE t.memory_id = $m RETURN t.id AS id, t.embedding AS embedding ORDER BY t.seq", {"m": memory}
+        "MATCH (t:Turn) WHERE t.memory_id = $m RETURN t.id AS id, t.embedding AS embedding ORDER BY t.seq",
+        {"m": memory},
     )
     written = np.asarray([r["embedding"] for r in rows["write/turns"]], dtype=np.float32)
     assert [r["id"] for r in stored] == [r["id"] for r in rows["write/turns"]]

@@ -21,7 +21,10 @@ ROWS = [
 
 
 def _names(store: FalkorDBStore) -> list[str]:
-    return [r["name"] for r in store.run_cypher("MATCH (p:Person) WHERE p.memory_id = 'm' RETURN p.name AS name ORDER BY p.value")]
+    return [
+        r["name"]
+        for r in store.run_cypher("MATCH (p:Person) WHERE p.memory_id = 'm' RETURN p.name AS name ORDER BY p.value")
+    ]
 
 
 def _gone(pid: int) -> bool:

@@ -58,13 +58,18 @@ def test_the_earlier_statement_is_marked_superseded(moves):
     )
     assert [(r["old"], r["new"], r["marked"]) for r in rows] == [("S1:1", "S2:2", True)]  # Ben's Braga stays current
     episode_id = moves.store.run_cypher(
-        "MATCH (f:Fact)-[:FROM_TURN]->(t:Turn {dia_id: 'S1:1'}) WHERE f.memory_id = $m RETURN f.episode_id AS e", {"m": MEMORY}
+        "MATCH (f:Fact)-[:FROM_TURN]->(t:Turn {dia_id: 'S1:1'}) WHERE f.memory_id = $m RETURN f.episode_id AS e",
+        {"m": MEMORY},
     )[0]["e"]
     facts = browse.episode(moves.store, MEMORY, episode_id)["facts"]
-    assert [f["superseded_by"] is not None for f in facts if "Porto" in f["content"] and "Ana" in f["content"]] == [True]
+    assert [f["superseded_by"] is not None for f in facts if "Porto" in f["content"] and "Ana" in f["content"]] == [
+        True
+    ]
 
 
-@pytest.mark.parametrize("question", ["Where does Ana live now?", "Where does Ana live?", "Which city is Ana living in currently?"])
+@pytest.mark.parametrize(
+    "question", ["Where does Ana live now?", "Where does Ana live?", "Which city is Ana living in currently?"]
+)
 def test_the_later_statement_ranks_first(moves, question):
     result = moves.query(MEMORY, question)
     assert result["turns"][0]["dia_id"] == "S2:2"
@@ -99,4 +104,8 @@ def test_successors_first_puts_each_superseded_item_after_its_successor():
     ranked = [item("porto", "lisbon"), item(None), item("lisbon", "berlin"), item("berlin"), item("other")]
     assert [i["id"] for i in successors_first(ranked)] == [None, "berlin", "lisbon", "porto", "other"]
     # a superseded item already below its successor, or whose successor is not ranked, does not move
-    assert [i["id"] for i in successors_first([item("new"), item("old", "new"), item("x", "gone")])] == ["new", "old", "x"]
+    assert [i["id"] for i in successors_first([item("new"), item("old", "new"), item("x", "gone")])] == [
+        "new",
+        "old",
+        "x",
+    ]

@@ -71,7 +71,14 @@ def timeline(
     high = f"{end.isoformat()}T23:59:59" if end else None
     episodes = store.query("browse/person_episodes", memory_id=memory_id, person=person, **{"from": low, "to": high})
     items = [
-        {"kind": "episode", "id": e["id"], "date": e["start"], "title": e["title"], "text": e["summary"], "episode_id": e["id"]}
+        {
+            "kind": "episode",
+            "id": e["id"],
+            "date": e["start"],
+            "title": e["title"],
+            "text": e["summary"],
+            "episode_id": e["id"],
+        }
         for e in episodes
     ]
     facts = store.query(
@@ -82,7 +89,14 @@ def timeline(
         if (low and day < low) or (high and day > high):
             continue
         items.append(
-            {"kind": "fact", "id": fact["id"], "date": fact["date"], "title": None, "text": fact["content"], "episode_id": fact["episode_id"]}
+            {
+                "kind": "fact",
+                "id": fact["id"],
+                "date": fact["date"],
+                "title": None,
+                "text": fact["content"],
+                "episode_id": fact["episode_id"],
+            }
         )
     items.sort(key=lambda item: (item["date"] or "", item["kind"] != "episode", item["id"]))
     return items
@@ -112,7 +126,14 @@ def node_hyperedges(store: GraphStore, memory_id: str, node_id: str) -> dict[str
         )
         owners = sorted((dict(o) for o in detail["owners"] if o["id"] is not None), key=lambda o: o["id"])
         hyperedges.append(
-            {"id": detail["id"], "kind": detail["kind"], "role": role, "weight": weight, "owners": owners, "members": members}
+            {
+                "id": detail["id"],
+                "kind": detail["kind"],
+                "role": role,
+                "weight": weight,
+                "owners": owners,
+                "members": members,
+            }
         )
     hyperedges.sort(key=lambda h: (h["role"] != "owner", h["kind"] or "", h["id"]))
     node = {"id": row["id"], "label": row["label"], "caption": row["caption"]}

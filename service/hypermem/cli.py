@@ -36,7 +36,9 @@ def run() -> None:
 
 @app.callback()
 def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level.")) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
 
 
 SAMPLE_QUESTION = "When did Tomas start volunteering at the community garden?"
@@ -92,7 +94,13 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     reports = []
-    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("turns"), TimeElapsedColumn()]
+    columns = [
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("turns"),
+        TimeElapsedColumn(),
+    ]
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
         for conv in convs:
             task = progress.add_task(conv.sample_id, total=len(conv.messages))
@@ -135,7 +143,14 @@ def _print_result(result: dict, as_json: bool) -> None:
             f"{step['level']}" + (f"({step['score']:.3f})" if "score" in step else f"(w={step['weight']:.2f})" if "weight" in step else "")
             for step in turn["path"][1:-1]
         )  # fmt: skip
-        rows.append([turn["dia_id"], f"{turn['score']:.4f}", f"{turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}", path])
+        rows.append(
+            [
+                turn["dia_id"],
+                f"{turn['score']:.4f}",
+                f"{turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}",
+                path,
+            ]
+        )
     _show_table(console, "evidence turns", ["dia_id", "score", "turn", "path"], rows)
     if result.get("answer"):
         console.print(f"[bold]answer:[/bold] {result['answer']}")
@@ -146,9 +161,15 @@ def _print_result(result: dict, as_json: bool) -> None:
 @ingest_app.command("locomo")
 def ingest_locomo(
     path: str = typer.Argument(..., help="A LoCoMo-format JSON file."),
-    conversation: list[str] = typer.Option(None, "--conversation", "-c", help="A sample_id to ingest (repeatable; default all)."),
-    llm: bool = typer.Option(None, "--llm/--no-llm", help="Force the LLM or the no-LLM path (default: LLM when configured)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the ingest reports as JSON (a list, one per conversation)."),
+    conversation: list[str] = typer.Option(
+        None, "--conversation", "-c", help="A sample_id to ingest (repeatable; default all)."
+    ),
+    llm: bool = typer.Option(
+        None, "--llm/--no-llm", help="Force the LLM or the no-LLM path (default: LLM when configured)."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the ingest reports as JSON (a list, one per conversation)."
+    ),
 ) -> None:
     """Ingest LoCoMo conversations (one memory per sample_id); idempotent and resumable."""
     import json
@@ -219,10 +240,14 @@ def demo(
 @eval_app.command("locomo")
 def eval_locomo(
     path: str = typer.Argument(..., help="A LoCoMo JSON file."),
-    conversation: list[str] = typer.Option(None, "--conversation", "-c", help="A sample_id to run (repeatable; default all)."),
+    conversation: list[str] = typer.Option(
+        None, "--conversation", "-c", help="A sample_id to run (repeatable; default all)."
+    ),
     out: str = typer.Option(..., "--out", help="Directory for results.json, results.md, recall_vs_turns.png."),
     qa: bool = typer.Option(False, "--qa", help="Also answer with the configured LLM and score F1, BLEU-1, judge."),
-    qa_system: list[str] = typer.Option(["hypermem"], "--qa-system", help="System whose context --qa answers from (repeatable)."),
+    qa_system: list[str] = typer.Option(
+        ["hypermem"], "--qa-system", help="System whose context --qa answers from (repeatable)."
+    ),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions of each conversation."),
 ) -> None:
     """LoCoMo benchmark: evidence recall/precision, turns, tokens and latency of hypermem, its ablations and baselines.
@@ -246,15 +271,24 @@ def eval_locomo(
     settings = Settings()
     systems = default_systems()
     if qa and not settings.llm_enabled:
-        console.print("[red]--qa needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL). Nothing was run.[/red]")
+        console.print(
+            "[red]--qa needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL). Nothing was run.[/red]"
+        )
         raise typer.Exit(2)
     unknown = sorted(set(qa_system) - {s.name for s in systems}) if qa else []
     if unknown:
-        raise typer.BadParameter(f"unknown system {unknown}; choose from {[s.name for s in systems]}", param_hint="--qa-system")
+        raise typer.BadParameter(
+            f"unknown system {unknown}; choose from {[s.name for s in systems]}", param_hint="--qa-system"
+        )
     qa_records = None
     with MemoryService.open(settings) as svc, make_progress(console) as progress:
         run = run_benchmark(
-            svc, path, conversation or None, systems=systems, limit=limit, keep_contexts=qa_system if qa else (),
+            svc,
+            path,
+            conversation or None,
+            systems=systems,
+            limit=limit,
+            keep_contexts=qa_system if qa else (),
             progress=progress,
         )
         results = run.results()
@@ -270,7 +304,9 @@ def eval_locomo(
 @eval_app.command("cv")
 def eval_cv(
     path: str = typer.Argument(..., help="A LoCoMo JSON file."),
-    folds: int = typer.Option(0, "--folds", min=0, help="Number of folds (default: one per conversation, leave one out)."),
+    folds: int = typer.Option(
+        0, "--folds", min=0, help="Number of folds (default: one per conversation, leave one out)."
+    ),
     out: str = typer.Option(..., "--out", help="Directory for cv.json and cv.md."),
 ) -> None:
     """Cross-validation: tune a small grid of search settings on training conversations, report held-out ones.
@@ -344,7 +380,9 @@ def serve(
     except HypermemError as exc:
         typer.echo(f"cannot start: {exc}", err=True)
         raise typer.Exit(1) from exc
-    typer.echo(f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)")
+    typer.echo(
+        f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)"
+    )
     try:
         api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
     finally:
@@ -353,7 +391,9 @@ def serve(
 
 @app.command("mcp")
 def mcp_command(
-    http: bool = typer.Option(False, "--http", help="Streamable HTTP at http://HOST:PORT/mcp with tenant API keys (default: stdio)."),
+    http: bool = typer.Option(
+        False, "--http", help="Streamable HTTP at http://HOST:PORT/mcp with tenant API keys (default: stdio)."
+    ),
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (--http)."),
     port: int = typer.Option(8765, min=1, max=65535, help="TCP port (--http)."),
 ) -> None:
@@ -378,7 +418,9 @@ def reindex() -> None:
     settings = Settings()
     embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
     with open_store(settings) as store:
-        report = reindex_store(settings, store, embedder, on_memory=lambda m, n: typer.echo(f"{m}: {n} turns re-embedded"))
+        report = reindex_store(
+            settings, store, embedder, on_memory=lambda m, n: typer.echo(f"{m}: {n} turns re-embedded")
+        )
     typer.echo(f"re-embedded {len(report.turns)} memories: {report.old_model} ({report.old_dimension} dimensions) -> "
                f"{report.new_model} ({report.new_dimension} dimensions)")  # fmt: skip
 

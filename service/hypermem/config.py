@@ -36,7 +36,9 @@ class Settings(BaseSettings):
         default=100, ge=1, le=10_000,
         description="Rows per write batch when rows carry vectors: a batch holds the graph's write lock, so queries wait for it.",
     )  # fmt: skip
-    vector_oversample: int = Field(default=4, ge=1, le=100, description="ANN oversampling factor before memory_id filtering.")
+    vector_oversample: int = Field(
+        default=4, ge=1, le=100, description="ANN oversampling factor before memory_id filtering."
+    )
     hnsw_ef_runtime: int = Field(default=200, ge=10, le=2000)
 
     # --- models ------------------------------------------------------------------------
@@ -53,8 +55,12 @@ class Settings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_concurrency: int = Field(default=4, ge=1, le=64)
     llm_timeout_s: float = Field(default=60.0, gt=0)
-    llm_breaker_failures: int = Field(default=5, ge=1, description="Consecutive failed LLM attempts that open the circuit.")
-    llm_breaker_cooldown_s: float = Field(default=60.0, gt=0, description="While open, LLM stages use their no-LLM twin.")
+    llm_breaker_failures: int = Field(
+        default=5, ge=1, description="Consecutive failed LLM attempts that open the circuit."
+    )
+    llm_breaker_cooldown_s: float = Field(
+        default=60.0, gt=0, description="While open, LLM stages use their no-LLM twin."
+    )
     llm_cache_dir: Path = DEFAULT_DATA_DIR / "llm-cache"
 
     # --- ingest ------------------------------------------------------------------------
@@ -64,7 +70,8 @@ class Settings(BaseSettings):
         default=0.2, ge=-1.0, le=1.0, description="Centred cosine at which an episode joins a topic (HyperMem §3.2)."
     )
     max_message_chars: int = Field(
-        default=2_000_000, ge=1,
+        default=2_000_000,
+        ge=1,
         description="Longest message text; long messages are stored whole and searched as passages, so the "
         "request body limit (max_request_bytes) is the practical bound.",
     )
@@ -75,7 +82,9 @@ class Settings(BaseSettings):
     k_episode: int = Field(default=10, ge=1, le=200)
     k_fact: int = Field(default=30, ge=1, le=500)
     stopping: Literal["adaptive", "fixed"] = "adaptive"
-    turn_budget: int = Field(default=8, ge=1, le=200, description="Most turns one answer returns (HiGMem: ~8; issue 11: <= 8).")
+    turn_budget: int = Field(
+        default=8, ge=1, le=200, description="Most turns one answer returns (HiGMem: ~8; issue 11: <= 8)."
+    )
     reranker_model: str | None = Field(
         default=None, description="Optional sentence-transformers CrossEncoder directory or package (offline)."
     )
@@ -84,12 +93,20 @@ class Settings(BaseSettings):
     admin_key: str | None = Field(default=None, description="Bearer key that may create tenant keys.")
     max_request_bytes: int = Field(default=2_000_000, ge=1024)
     max_json_depth: int = Field(default=64, ge=4, description="Deepest JSON nesting a request body may have.")
-    query_records_per_memory: int = Field(default=1_000, ge=0, description="Stored query results kept per memory (newest).")
-    query_record_max_age_days: float = Field(default=30.0, gt=0, description="Stored query results older than this are dropped.")
-    query_record_max_bytes: int = Field(default=200_000, ge=1_000, description="A stored query result above this keeps no evidence lists.")
+    query_records_per_memory: int = Field(
+        default=1_000, ge=0, description="Stored query results kept per memory (newest)."
+    )
+    query_record_max_age_days: float = Field(
+        default=30.0, gt=0, description="Stored query results older than this are dropped."
+    )
+    query_record_max_bytes: int = Field(
+        default=200_000, ge=1_000, description="A stored query result above this keeps no evidence lists."
+    )
 
     # --- concurrency -------------------------------------------------------------------
-    lock_lease_s: float = Field(default=60.0, gt=0, description="Lease of a memory's ingest/delete lock; renewed while held.")
+    lock_lease_s: float = Field(
+        default=60.0, gt=0, description="Lease of a memory's ingest/delete lock; renewed while held."
+    )
     lock_wait_s: float = Field(default=60.0, ge=0, description="How long an ingest or delete waits for a busy memory.")
 
     @field_validator("store")

@@ -67,10 +67,13 @@ _LEADING = re.compile(  # "in" stays before an amount: "in two weeks" is a point
 )
 _ORDINAL_DAY = r"(?P<day>\d{1,2})(st|nd|rd|th)?"
 _DAY_MONTH = re.compile(
-    rf"^(?:{_ORDINAL_DAY}(?: of)? (?P<month>{_MONTH})\.?|(?P<month2>{_MONTH})\.? (?P<day2>\d{{1,2}})(st|nd|rd|th)?)$", re.I
+    rf"^(?:{_ORDINAL_DAY}(?: of)? (?P<month>{_MONTH})\.?|(?P<month2>{_MONTH})\.? (?P<day2>\d{{1,2}})(st|nd|rd|th)?)$",
+    re.I,
 )
 _DAY_ONLY = re.compile(r"^(the )?(?P<day>\d{1,2})(st|nd|rd|th)$", re.I)
-_WEEKDAY_PHRASE = re.compile(rf"^(?P<mod>next|this coming|coming|this|last|past|this past)?\s*(?P<weekday>{_WEEKDAY})$", re.I)
+_WEEKDAY_PHRASE = re.compile(
+    rf"^(?P<mod>next|this coming|coming|this|last|past|this past)?\s*(?P<weekday>{_WEEKDAY})$", re.I
+)
 _MONTH_ONLY = re.compile(rf"^(?P<mod>next|this coming|this|last)?\s*(?P<month>{'|'.join(MONTHS)})$", re.I)
 _IN_AMOUNT = re.compile(rf"^(in|within) (?P<n>{_NUMBER}) (?P<unit>day|week|fortnight|month|year)s?( time)?$", re.I)
 _AGO = re.compile(rf"\b(?P<n>{_NUMBER}) (?P<unit>day|week|month|year)s? ago\b", re.I)
@@ -177,7 +180,7 @@ def _rules(phrase: str, base: date, future: bool) -> tuple[date, str] | None:
         return (found, "day") if found else None
     if m := _DAY_ONLY.match(text):
         day = int(m["day"])
-        for shift in ((0, 1, 2) if future else (0, -1, -2)):
+        for shift in (0, 1, 2) if future else (0, -1, -2):
             year, month = divmod(base.month - 1 + shift, 12)
             try:
                 candidate = date(base.year + year, month + 1, day)
@@ -207,7 +210,7 @@ class DateResolver:
         offset = base.strftime("%z") if base.tzinfo is not None else ""
         return self._resolve(surface.strip(), base.date(), future, offset)
 
-    @lru_cache(maxsize=20_000)
+    @lru_cache(maxsize=20_000)  # noqa: B019 - one resolver lives as long as the process
     def _resolve(self, surface: str, base: date, future: bool, offset: str) -> TimeMention | None:
         if not surface or not _POINT_IN_TIME.search(surface):
             return None

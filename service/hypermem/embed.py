@@ -176,7 +176,7 @@ class Embedder:
         model = self._one_thread_model if single_thread else self._model
         return model.encode(list(texts), self.batch_size)
 
-    @lru_cache(maxsize=4096)
+    @lru_cache(maxsize=4096)  # noqa: B019 - one embedder lives as long as the process
     def encode_one(self, text: str) -> np.ndarray:
         """One query vector ``(dimension,)``, cached (read-only)."""
         vector = self._one_thread_model.encode([text], 1)[0]

@@ -35,6 +35,7 @@ def process_gone(process: str | None) -> bool:
     host, _, pid = (process or "").rpartition(":")
     return host == socket.gethostname() and pid.isdigit() and not alive(int(pid))
 
+
 _held = threading.local()  # (store id, memory_id) of the locks this thread holds: nesting is a no-op
 
 
@@ -113,7 +114,7 @@ class MemoryLock:
                     return
                 if self.on_renew is not None:
                     self.on_renew()
-            except Exception:  # noqa: BLE001 - a failed renewal is retried; the lease covers the gap
+            except Exception:
                 log.exception("renewing the lock of memory %s failed", self.memory_id)
 
     def __exit__(self, *exc) -> None:

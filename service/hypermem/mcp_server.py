@@ -111,8 +111,10 @@ class HypermemTools:
         memory_id: Annotated[str, Field(description="The memory to write; a new id becomes the caller's memory.")],
         messages: Annotated[
             list[dict[str, Any]],
-            Field(description="Messages in dialogue order: {message_id, speaker, text, timestamp (ISO 8601), "
-                              "session_id?, image_caption?}. Idempotent by message_id."),  # fmt: skip
+            Field(
+                description="Messages in dialogue order: {message_id, speaker, text, timestamp (ISO 8601), "
+                "session_id?, image_caption?}. Idempotent by message_id."
+            ),  # fmt: skip
         ],
     ) -> dict[str, Any]:
         """Remember dialogue: ingest messages into a memory (HyperMem topics/episodes/facts, HingeMem
@@ -153,7 +155,9 @@ class HypermemTools:
         )  # fmt: skip
         return result
 
-    def explain_query(self, query_id: Annotated[str, Field(description="The query_id of a past query.")]) -> dict[str, Any]:
+    def explain_query(
+        self, query_id: Annotated[str, Field(description="The query_id of a past query.")]
+    ) -> dict[str, Any]:
         """A past query's full stored result: analysis, evidence with explanation paths, stop rule, context, answer."""
         rows = self.store.query("api/get_query", id=query_id)
         if not rows:

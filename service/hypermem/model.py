@@ -126,6 +126,7 @@ def as_row(obj) -> dict:
 
 # --- the input: messages as they stream in, and a conversation of them ---------------------------
 
+
 @dataclass
 class Message:
     """One live or loaded message. ``timestamp`` is timezone-naive local time of the conversation."""

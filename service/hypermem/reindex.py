@@ -46,7 +46,9 @@ def reindex(settings: Settings, store: GraphStore, embedder: Embedder, *,
     from hypermem.ingest.pipeline import Ingestor
 
     meta = store.meta() or {}
-    report = ReindexReport(meta.get("embedding_model"), meta.get("dimension"), settings.embedding_model, embedder.dimension)
+    report = ReindexReport(
+        meta.get("embedding_model"), meta.get("dimension"), settings.embedding_model, embedder.dimension
+    )
     store.drop_vector_indexes()
     ingestor = Ingestor(settings, store, embedder)
     for memory_id in store.memory_ids():

@@ -27,7 +27,9 @@ class MemoryService:
         self.store.ensure_schema(settings.embedding_model, embedder.dimension)
 
     @classmethod
-    def open(cls, settings: Settings | None = None, *, keep_server: bool = False, use_llm: bool | None = None) -> MemoryService:
+    def open(
+        cls, settings: Settings | None = None, *, keep_server: bool = False, use_llm: bool | None = None
+    ) -> MemoryService:
         """Open the configured store and embedding model. Raises ``StoreError``/``EmbeddingModelError``.
 
         ``use_llm`` False forces the no-LLM path; None uses the LLM when one is configured.

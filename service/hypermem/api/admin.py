@@ -8,7 +8,9 @@ from hypermem.api import auth
 from hypermem.api.schemas import AssignedSchema, KeyCreatedSchema, KeyRevokedSchema
 from hypermem.api.state import state
 
-blp = Blueprint("tenants", __name__, url_prefix="/v1/tenants", description="Tenant keys and memory ownership (admin key).")
+blp = Blueprint(
+    "tenants", __name__, url_prefix="/v1/tenants", description="Tenant keys and memory ownership (admin key)."
+)
 
 
 @blp.route("/<tenant:tenant>/keys", methods=["POST"])

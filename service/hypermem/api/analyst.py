@@ -91,5 +91,9 @@ def hyperedges(args: dict, memory_id: str):
     """The hyperedges a Topic, Episode, Fact or element owns or belongs to, with owners and weighted members."""
     found = browse.node_hyperedges(_store(memory_id), memory_id, args["node_id"])
     if found is None:
-        abort(404, message=f"no node {args['node_id']!r} in memory {memory_id!r}", errors={"query": {"node_id": ["not found"]}})
+        abort(
+            404,
+            message=f"no node {args['node_id']!r} in memory {memory_id!r}",
+            errors={"query": {"node_id": ["not found"]}},
+        )
     return found

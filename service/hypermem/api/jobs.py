@@ -108,9 +108,16 @@ class IngestJobs:
                     report = self.service.ingest_messages(memory_id, chunk)
                     done += len(chunk)
                     beat(done)
-        except Exception as exc:  # noqa: BLE001 - a job records any failure instead of dying silently
+        except Exception as exc:
             log.exception("ingest job %s failed", job_id)
-            store.query("api/finish_job", id=job_id, status="failed", now=utcnow(), report=None, error=f"{type(exc).__name__}: {exc}")
+            store.query(
+                "api/finish_job",
+                id=job_id,
+                status="failed",
+                now=utcnow(),
+                report=None,
+                error=f"{type(exc).__name__}: {exc}",
+            )
             return
         store.query("api/finish_job", id=job_id, status="done", now=utcnow(), report=to_json(report), error=None)
 
@@ -123,7 +130,9 @@ class IngestJobs:
         job = dict(rows[0])
         reason = self._dead_worker(job)
         if reason:
-            self.service.store.query("api/finish_job", id=job_id, status="failed", now=utcnow(), report=None, error=reason)
+            self.service.store.query(
+                "api/finish_job", id=job_id, status="failed", now=utcnow(), report=None, error=reason
+            )
             job.update(status="failed", error=reason)
         job["report"] = json.loads(job["report"]) if job["report"] else None
         for private in ("worker", "heartbeat"):

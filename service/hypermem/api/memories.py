@@ -106,7 +106,11 @@ def ingest(body: dict, memory_id: str):
             raise
         return {**out, "status": "done", "job_id": None, "report": report}
     job_id = current.jobs.submit(memory_id, messages)
-    return {**out, "status": "queued", "job_id": job_id, "report": None}, 202, {"Location": url_for("memories.get_job", job_id=job_id)}
+    return (
+        {**out, "status": "queued", "job_id": job_id, "report": None},
+        202,
+        {"Location": url_for("memories.get_job", job_id=job_id)},
+    )
 
 
 @blp.route("/jobs/<hex_id:job_id>", methods=["GET"])

@@ -8,7 +8,7 @@ lists (``truncated: true``), keeping analysis, config, stopping decision and con
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypermem.api.jobs import to_json
 from hypermem.config import Settings
@@ -35,6 +35,6 @@ def save(store: GraphStore, settings: Settings, memory_id: str, query: str, resu
     """Store one result, then apply the memory's retention."""
     store.query("api/save_query", id=result["query_id"], memory_id=memory_id, query=query,
                 created_at=result["created_at"], result=bounded(result, settings.query_record_max_bytes))  # fmt: skip
-    before = datetime.now(timezone.utc) - timedelta(days=settings.query_record_max_age_days)
+    before = datetime.now(UTC) - timedelta(days=settings.query_record_max_age_days)
     store.query("api/prune_queries", memory_id=memory_id, keep=settings.query_records_per_memory,
                 before=before.isoformat(timespec="seconds"))  # fmt: skip

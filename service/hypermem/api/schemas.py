@@ -46,9 +46,15 @@ class Text(fields.String):
     """A string of at most ``max_length`` characters without NUL or lone surrogates. ``blank=False``
     also refuses whitespace-only strings; ``key`` refuses blanks and '/' (an id of the caller's)."""
 
-    def __init__(self, *, min_length: int = 0, max_length: int | None = 20_000, blank: bool = True, key: bool = False, **kwargs):
+    def __init__(
+        self, *, min_length: int = 0, max_length: int | None = 20_000, blank: bool = True, key: bool = False, **kwargs
+    ):
         pattern, error = _PATTERNS["key" if key else "text" if blank else "non_blank"]
-        validators = [_encodable, validate.Length(min=min_length, max=max_length), validate.Regexp(pattern, error=error)]
+        validators = [
+            _encodable,
+            validate.Length(min=min_length, max=max_length),
+            validate.Regexp(pattern, error=error),
+        ]
         super().__init__(validate=validators, **kwargs)
 
 
@@ -73,17 +79,35 @@ class PassThroughSchema(Schema):
 
 # --- ingest ----------------------------------------------------------------------------------
 class MessageSchema(RequestSchema):
-    message_id = Text(required=True, min_length=1, max_length=200, key=True, metadata={"description": "Unique within the memory; re-sending it is a no-op."})
+    message_id = Text(
+        required=True,
+        min_length=1,
+        max_length=200,
+        key=True,
+        metadata={"description": "Unique within the memory; re-sending it is a no-op."},
+    )
     speaker = Text(required=True, min_length=1, max_length=200, blank=False)
     text = Text(
         required=True,
         max_length=None,
-        metadata={"description": "The utterance, stored whole (long ones are searched as passages); at most "
-                  "Settings.max_message_chars and the request body limit. May be empty with an image_caption."},
+        metadata={
+            "description": "The utterance, stored whole (long ones are searched as passages); at most "
+            "Settings.max_message_chars and the request body limit. May be empty with an image_caption."
+        },
     )
-    timestamp = fields.DateTime(required=True, metadata={"description": "ISO 8601; a timezone is dropped (wall-clock time kept)."})
-    session_id = Text(min_length=1, max_length=200, key=True, load_default=None, metadata={"description": "Defaults to the timestamp's date."})
-    image_caption = Text(max_length=2_000, load_default=None, allow_none=True, metadata={"description": "Caption of a shared image."})
+    timestamp = fields.DateTime(
+        required=True, metadata={"description": "ISO 8601; a timezone is dropped (wall-clock time kept)."}
+    )
+    session_id = Text(
+        min_length=1,
+        max_length=200,
+        key=True,
+        load_default=None,
+        metadata={"description": "Defaults to the timestamp's date."},
+    )
+    image_caption = Text(
+        max_length=2_000, load_default=None, allow_none=True, metadata={"description": "Caption of a shared image."}
+    )
 
     @validates_schema
     def _has_content(self, data: dict, **kwargs) -> None:
@@ -127,12 +151,18 @@ class _Messages(fields.List):
 
 class IngestRequestSchema(RequestSchema):
     messages = _Messages(
-        fields.Nested(MessageSchema), required=True, validate=validate.Length(min=1, max=20_000),
+        fields.Nested(MessageSchema),
+        required=True,
+        validate=validate.Length(min=1, max=20_000),
         metadata={"description": "Every bad item is reported with its index and field."},
     )
     partial = fields.Boolean(
-        truthy={True}, falsy={False}, load_default=False,
-        metadata={"description": "Store the valid messages and report a status per item instead of refusing the batch."},
+        truthy={True},
+        falsy={False},
+        load_default=False,
+        metadata={
+            "description": "Store the valid messages and report a status per item instead of refusing the batch."
+        },
     )
 
     @validates_schema
@@ -163,7 +193,10 @@ class IngestResponseSchema(Schema):
     status = fields.String(required=True, validate=validate.OneOf(["done", "queued"]))
     messages = fields.Integer(required=True, metadata={"description": "Messages ingested or queued (valid ones)."})
     rejected = fields.Integer(metadata={"description": "Partial mode: messages refused."})
-    statuses = fields.List(fields.Nested(ItemStatusSchema), metadata={"description": "Partial mode: a status per message, in request order."})
+    statuses = fields.List(
+        fields.Nested(ItemStatusSchema),
+        metadata={"description": "Partial mode: a status per message, in request order."},
+    )
     job_id = fields.String(allow_none=True, metadata={"description": "Set when the batch was queued (202)."})
     report = fields.Dict(allow_none=True, metadata={"description": "The ingest report, when done synchronously (200)."})
 
@@ -185,25 +218,52 @@ class QueryRequestSchema(RequestSchema):
     """A question and optional search-setting overrides (``hypermem.retrieve.config.SearchConfig``)."""
 
     query = Text(required=True, min_length=1, max_length=2_000, blank=False)
-    k_topic = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Topics kept (k^T)."})
-    k_episode = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Episodes kept (k^E)."})
+    k_topic = fields.Integer(
+        strict=True, validate=validate.Range(1, 500), metadata={"description": "Topics kept (k^T)."}
+    )
+    k_episode = fields.Integer(
+        strict=True, validate=validate.Range(1, 500), metadata={"description": "Episodes kept (k^E)."}
+    )
     k_fact = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Facts kept (k^F)."})
-    turn_budget = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Most evidence turns returned."})
-    min_facts = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Adaptive stopping keeps at least this many facts."})
+    turn_budget = fields.Integer(
+        strict=True, validate=validate.Range(1, 500), metadata={"description": "Most evidence turns returned."}
+    )
+    min_facts = fields.Integer(
+        strict=True,
+        validate=validate.Range(1, 500),
+        metadata={"description": "Adaptive stopping keeps at least this many facts."},
+    )
     rrf_k = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "The RRF constant."})
     stopping = fields.String(validate=validate.OneOf(["adaptive", "fixed"]))
     use_topics = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False skips the topic level."})
-    flat = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "True searches facts directly, without the hierarchy."})
-    propagation = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False searches the unpropagated vectors."})
-    global_facts = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "Also fuse a memory-wide fact search."})
-    replies = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "A returned question turn brings its reply turn."})
-    salience = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False drops element matching from episode scores."})
-    flat_weight = fields.Float(validate=validate.Range(0, 10), metadata={"description": "Weight of the turn-level BM25 + dense leg in the final RRF (0: off)."})
-    answer = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "Generate an answer when an LLM is configured."})
+    flat = fields.Boolean(
+        truthy={True}, falsy={False}, metadata={"description": "True searches facts directly, without the hierarchy."}
+    )
+    propagation = fields.Boolean(
+        truthy={True}, falsy={False}, metadata={"description": "False searches the unpropagated vectors."}
+    )
+    global_facts = fields.Boolean(
+        truthy={True}, falsy={False}, metadata={"description": "Also fuse a memory-wide fact search."}
+    )
+    replies = fields.Boolean(
+        truthy={True}, falsy={False}, metadata={"description": "A returned question turn brings its reply turn."}
+    )
+    salience = fields.Boolean(
+        truthy={True}, falsy={False}, metadata={"description": "False drops element matching from episode scores."}
+    )
+    flat_weight = fields.Float(
+        validate=validate.Range(0, 10),
+        metadata={"description": "Weight of the turn-level BM25 + dense leg in the final RRF (0: off)."},
+    )
+    answer = fields.Boolean(
+        truthy={True}, falsy={False}, metadata={"description": "Generate an answer when an LLM is configured."}
+    )
 
 
 class PathStepSchema(PassThroughSchema):
-    level = fields.String(required=True, metadata={"description": "query | topic | hyperedge | episode | fact | fused | turn"})
+    level = fields.String(
+        required=True, metadata={"description": "query | topic | hyperedge | episode | fact | fused | turn"}
+    )
     id = fields.String(allow_none=True)
     score = fields.Float(allow_none=True)
     weight = fields.Float(allow_none=True)
@@ -267,7 +327,8 @@ class PageArgsSchema(RequestSchema):
 
 class EpisodeListArgsSchema(PageArgsSchema):
     order = fields.String(
-        load_default="recent", validate=validate.OneOf(["recent", "oldest"]),
+        load_default="recent",
+        validate=validate.OneOf(["recent", "oldest"]),
         metadata={"description": "recent: latest end first; oldest: earliest start first."},
     )
 
@@ -363,7 +424,9 @@ class PeopleSchema(Schema):
 
 
 class TimelineArgsSchema(RequestSchema):
-    start = fields.Date(data_key="from", load_default=None, metadata={"description": "First day (YYYY-MM-DD), inclusive."})
+    start = fields.Date(
+        data_key="from", load_default=None, metadata={"description": "First day (YYYY-MM-DD), inclusive."}
+    )
     end = fields.Date(data_key="to", load_default=None, metadata={"description": "Last day (YYYY-MM-DD), inclusive."})
 
     @validates_schema
@@ -387,7 +450,12 @@ class TimelineSchema(Schema):
 
 
 class HyperedgeArgsSchema(RequestSchema):
-    node_id = Text(required=True, min_length=1, max_length=400, metadata={"description": "Id of a Topic, Episode, Fact or element."})
+    node_id = Text(
+        required=True,
+        min_length=1,
+        max_length=400,
+        metadata={"description": "Id of a Topic, Episode, Fact or element."},
+    )
 
 
 class NodeRefSchema(Schema):

@@ -82,7 +82,9 @@ class Runner:
                 turns = ConversationTurns(conversation, self.svc.embedder.count_tokens)
                 for q in (q for q in self.questions if q.sample_id == conversation.sample_id):
                     got = system.retrieve(self.svc, turns, q.question)
-                    out.append(Outcome(q.category, q.evidence, frozenset(got.returned), got.context_tokens, got.latency_ms))
+                    out.append(
+                        Outcome(q.category, q.evidence, frozenset(got.returned), got.context_tokens, got.latency_ms)
+                    )
                     self.on_question()
             self.cache[key] = out
         return self.cache[key]
@@ -95,11 +97,11 @@ def cross_validate(runner: Runner, folds: list[list[str]], *, grid: dict[str, li
                    budget: float = TURN_BUDGET, parts: dict[str, dict] | None = None) -> dict:  # fmt: skip
     """Tune on training folds, test on the held-out fold. Returns the ``cv.json`` document::
 
-        {"budget", "grid", "folds": [{"test": [ids], "chosen": overrides, "train": STATS, "test_stats": STATS,
-                                      "multi_hop": recall}],
-         "hypermem": {"overall", "by_category"},          # pooled over the test folds
-         "baselines": {name: {"overall", "by_category"}},  # the same questions, no tuning
-         "margin": {...}, "parts": {part: {"on", "off", "contribution", "turns_off"}}}
+    {"budget", "grid", "folds": [{"test": [ids], "chosen": overrides, "train": STATS, "test_stats": STATS,
+                                  "multi_hop": recall}],
+     "hypermem": {"overall", "by_category"},          # pooled over the test folds
+     "baselines": {name: {"overall", "by_category"}},  # the same questions, no tuning
+     "margin": {...}, "parts": {part: {"on", "off", "contribution", "turns_off"}}}
     """
     points = grid_points(grid if grid is not None else GRID)
     parts = parts if parts is not None else PARTS
@@ -149,7 +151,10 @@ def markdown(results: dict) -> str:
     from hypermem.eval.report import _table
     from hypermem.eval.report import markdown as benchmark_markdown
 
-    lines = [f"# Cross-validated retrieval (turn budget {results['budget']:.1f}, grid {json.dumps(results['grid'])})", ""]
+    lines = [
+        f"# Cross-validated retrieval (turn budget {results['budget']:.1f}, grid {json.dumps(results['grid'])})",
+        "",
+    ]
     rows = []
     for fold in results["folds"]:
         test, train = fold["test_stats"], fold["train"]
@@ -158,7 +163,9 @@ def markdown(results: dict) -> str:
                      f"{test['evidence_recall']:.3f}", f"{test['turns_per_question']:.1f}", multi, str(test["questions"])])  # fmt: skip
     recalls = [f["test_stats"]["evidence_recall"] for f in results["folds"]]
     rows.append(["mean of folds", "", "", f"{sum(recalls) / len(recalls):.3f}", "", "", ""])
-    lines += _table(["test fold", "chosen on training folds", "train recall", "test recall", "turns/q", "multi-hop", "n"], rows)
+    lines += _table(
+        ["test fold", "chosen on training folds", "train recall", "test recall", "turns/q", "multi-hop", "n"], rows
+    )
     lines += ["", "## Parts on held-out folds (chosen setting, part off)", ""]
     lines += _table(
         ["part", "recall on", "recall off", "contribution", "turns on", "turns off"],

@@ -83,9 +83,7 @@ def stats(outcomes: list[Outcome]) -> dict:
 
 def summarise(outcomes: list[Outcome]) -> dict:
     """``{"overall": stats, "by_category": {"1": stats, ..., "5": stats}}`` (categories with no question omitted)."""
-    by_category = {
-        str(c): stats(group) for c in CATEGORIES if (group := [o for o in outcomes if o.category == c])
-    }
+    by_category = {str(c): stats(group) for c in CATEGORIES if (group := [o for o in outcomes if o.category == c])}
     return {"overall": stats(outcomes), "by_category": by_category}
 
 

@@ -107,8 +107,12 @@ def markdown(results: dict) -> str:
         ]
     dataset = results.get("dataset")
     if dataset:
-        unmatched = ", ".join(f"{u['sample_id']} q{u['question']} {u['id']}" for u in dataset["unmatched_evidence"]["ids"])
-        malformed = ", ".join(f"{u['sample_id']} q{u['question']} {u['id']!r}" for u in dataset["malformed_evidence"]["ids"])
+        unmatched = ", ".join(
+            f"{u['sample_id']} q{u['question']} {u['id']}" for u in dataset["unmatched_evidence"]["ids"]
+        )
+        malformed = ", ".join(
+            f"{u['sample_id']} q{u['question']} {u['id']!r}" for u in dataset["malformed_evidence"]["ids"]
+        )
         lines += [
             "",
             "## Dataset",
@@ -125,7 +129,14 @@ def markdown(results: dict) -> str:
         lines += _table(
             ["system", "F1", "BLEU-1", "judge (cat 1-4)", "judge runs", "n"],
             [
-                [name, f"{q['f1']:.3f}", f"{q['bleu1']:.3f}", f"{q['judge']:.3f}", str(q["judge_runs"]), str(q["questions"])]
+                [
+                    name,
+                    f"{q['f1']:.3f}",
+                    f"{q['bleu1']:.3f}",
+                    f"{q['judge']:.3f}",
+                    str(q["judge_runs"]),
+                    str(q["questions"]),
+                ]
                 for name, q in qa.items()
             ],
         )

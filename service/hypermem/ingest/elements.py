@@ -114,7 +114,9 @@ class ElementExtractor:
     def has_ner(self) -> bool:
         return self._nlp is not None
 
-    def extract(self, texts: list[str], bases: list[datetime], speakers: frozenset[str] = frozenset()) -> list[TurnElements]:
+    def extract(
+        self, texts: list[str], bases: list[datetime], speakers: frozenset[str] = frozenset()
+    ) -> list[TurnElements]:
         """Elements of each text; ``bases[i]`` is the moment text ``i`` was said (for relative dates);
         ``speakers`` are the conversation's speaker names (persons, never places)."""
         prose = [prose_of(text) for text in texts]
@@ -142,13 +144,19 @@ class ElementExtractor:
             elif ent.label_ in ("GPE", "LOC", "FAC"):
                 name = ent.text.strip(" .,!?'\"")
                 if name and name[0].isupper():
-                    (found.persons if name.lower() in speakers else found.locations).append(speakers.get(name.lower(), name))
+                    (found.persons if name.lower() in speakers else found.locations).append(
+                        speakers.get(name.lower(), name)
+                    )
             elif ent.label_ in ("DATE", "TIME"):
                 start, end = ent.start_char, ent.end_char
                 if lead := _IN_BEFORE.search(text, max(0, start - 8), start):
                     start = lead.start()  # NER leaves "in" out of "in two weeks": a point, not a duration
                 after = ents[n + 1] if n + 1 < len(ents) else None
-                if after is not None and {ent.label_, after.label_} == {"DATE", "TIME"} and _JOINS.fullmatch(text[end : after.start_char]):
+                if (
+                    after is not None
+                    and {ent.label_, after.label_} == {"DATE", "TIME"}
+                    and _JOINS.fullmatch(text[end : after.start_char])
+                ):
                     end, skip = after.end_char, n + 1  # "Saturday at 3pm": one moment
                 surface = text[start:end].strip(" .,!?'\"")
                 mention = self.dates.resolve(surface, base, future=is_future(sentence_around(text, start, end)))

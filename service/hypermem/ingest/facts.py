@@ -156,12 +156,18 @@ class LLMFactExtractor:
         splitter = self.fallback.splitter
         by_dia = {t.dia_id: t for t in turns if splitter is None or not splitter.is_long(t.text)}  # long: passages
         try:
-            raw = extract_facts(
-                self.client,
-                "",
-                [{"dia_id": t.dia_id, "speaker": t.speaker, "text": t.text, "timestamp": t.timestamp}
-                 for t in by_dia.values()],
-            ) if by_dia else []
+            raw = (
+                extract_facts(
+                    self.client,
+                    "",
+                    [
+                        {"dia_id": t.dia_id, "speaker": t.speaker, "text": t.text, "timestamp": t.timestamp}
+                        for t in by_dia.values()
+                    ],
+                )
+                if by_dia
+                else []
+            )
         except LLMError as exc:
             log.warning("LLM fact extraction failed (%s); no-LLM facts for this episode", exc)
             raw = []

@@ -8,8 +8,33 @@ import yake
 
 # Greetings and reactions that dominate chat but name no topic.
 PHATIC = frozenset(
-    "hey hi hello thanks thank bye wow awesome cool great glad haha lol yeah yes sure okay ok nice amazing "
-    "congrats congratulations sounds really totally".split()
+    [
+        "hey",
+        "hi",
+        "hello",
+        "thanks",
+        "thank",
+        "bye",
+        "wow",
+        "awesome",
+        "cool",
+        "great",
+        "glad",
+        "haha",
+        "lol",
+        "yeah",
+        "yes",
+        "sure",
+        "okay",
+        "ok",
+        "nice",
+        "amazing",
+        "congrats",
+        "congratulations",
+        "sounds",
+        "really",
+        "totally",
+    ]
 )
 _WORDS = re.compile(r"[a-z0-9']+")
 

@@ -144,7 +144,10 @@ class Ingestor:
     # --- stage 1: turns ----------------------------------------------------------------
     def _changed_sessions(self, memory_id: str, messages: list[Message], report: IngestReport) -> list[_Session]:
         session_ids = list(dict.fromkeys(m.session_id for m in messages))
-        stored = {row["id"]: row for row in self.store.query("ingest/session_turns", memory_id=memory_id, sessions=session_ids)}
+        stored = {
+            row["id"]: row
+            for row in self.store.query("ingest/session_turns", memory_id=memory_id, sessions=session_ids)
+        }
         max_seq = self.store.query("ingest/max_seq", memory_id=memory_id)[0]["max_seq"]
         drafts: list[TurnDraft] = to_drafts(memory_id, messages, first_seq=(max_seq if max_seq is not None else -1) + 1)
         by_session: dict[str, dict[str, Turn]] = {s: {} for s in session_ids}
@@ -187,7 +190,9 @@ class Ingestor:
     def _extract_elements(self, sessions: list[_Session]) -> None:
         turns = [t for s in sessions for t in s.turns]
         speakers = frozenset(t.speaker for t in turns)
-        found = self.elements.extract([t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns], speakers)
+        found = self.elements.extract(
+            [t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns], speakers
+        )
         offset = 0
         for session in sessions:
             session.elements = found[offset : offset + len(session.turns)]
@@ -201,7 +206,9 @@ class Ingestor:
     def _element_ids(self, memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
         """Elements of one turn keyed by node id: the speaker, named persons, locations and times."""
         out: dict[str, Element] = {}
-        named = [("Person", raw) for raw in [turn.speaker, *found.persons]] + [("Location", raw) for raw in found.locations]
+        named = [("Person", raw) for raw in [turn.speaker, *found.persons]] + [
+            ("Location", raw) for raw in found.locations
+        ]
         for kind, raw in named:
             name = clean_name(raw)
             if name is not None:
@@ -325,14 +332,20 @@ class Ingestor:
         store.write("write/hyperedges", [edge["row"] for edge in episode_edges] + segment_edges)
         store.write("write/topics", topics)
         store.write("write/hyperedges", topic_edges)
-        store.write("write/episode_embeddings", [{"id": k, "embedding": v.tolist()} for k, v in episode_vectors.items()])
+        store.write(
+            "write/episode_embeddings", [{"id": k, "embedding": v.tolist()} for k, v in episode_vectors.items()]
+        )
         self._prune(memory_id)
         store.query("maintain/salience", memory_id=memory_id)
         store.write(
             "ingest/mark_sessions",
             [
-                {"id": node_id(memory_id, "ingest", key(s.session)), "memory_id": memory_id, "session": s.session,
-                 "hash": session_hash(s.turns)}  # fmt: skip
+                {
+                    "id": node_id(memory_id, "ingest", key(s.session)),
+                    "memory_id": memory_id,
+                    "session": s.session,
+                    "hash": session_hash(s.turns),
+                }  # fmt: skip
                 for s in sessions
             ],
         )
@@ -386,10 +399,17 @@ class Ingestor:
         for session in sessions:
             for episode in session.episodes:
                 local = episode.id.rsplit("/", 1)[-1]
-                merger.add(node_id(memory_id, "hyperedge", f"segment:{local}"), episode.id, session.mentions[episode.id])
+                merger.add(
+                    node_id(memory_id, "hyperedge", f"segment:{local}"), episode.id, session.mentions[episode.id]
+                )
         return [
-            {"memory_id": memory_id, "id": s.id, "kind": "segment", "owner_ids": s.episode_ids,
-             "members": [{"id": k, "weight": w} for k, w in s.weights().items()]}  # fmt: skip
+            {
+                "memory_id": memory_id,
+                "id": s.id,
+                "kind": "segment",
+                "owner_ids": s.episode_ids,
+                "members": [{"id": k, "weight": w} for k, w in s.weights().items()],
+            }  # fmt: skip
             for s in merger.segments
             if s.changed
         ]
@@ -418,7 +438,9 @@ class Ingestor:
         changed = [t for t in topics.values() if t.changed]
         topic_rows, edge_rows, weights = [], [], []
         for topic in changed:
-            title = ", ".join(self.keywords.top(" ".join(topic.titles.values()), 3)) or next(iter(topic.titles.values()))
+            title = ", ".join(self.keywords.top(" ".join(topic.titles.values()), 3)) or next(
+                iter(topic.titles.values())
+            )
             summary = "; ".join(list(topic.titles.values())[:8])
             topic_rows.append({"memory_id": memory_id, "id": topic.id, "title": title, "summary": summary,
                                "text": f"{title}. {' '.join(topic.titles.values())}",

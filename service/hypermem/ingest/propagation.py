@@ -34,7 +34,9 @@ def propagate(
         ids = [m for m in members if m in raw]
         if not ids:
             continue
-        h_e = hyperedge_embedding(np.stack([raw[m] for m in ids]), np.array([members[m] for m in ids], dtype=np.float32))
+        h_e = hyperedge_embedding(
+            np.stack([raw[m] for m in ids]), np.array([members[m] for m in ids], dtype=np.float32)
+        )
         for m in ids:
             incident[m].append(h_e)
     out = {}

@@ -33,7 +33,9 @@ def _unit(v: np.ndarray) -> np.ndarray:
 class DriftSegmenter:
     """Embedding drift + element change. ``min_len``/``max_len`` bound episode sizes in turns."""
 
-    def __init__(self, window: int = 3, min_len: int = 3, max_len: int = 10, element_bonus: float = 0.08, cutoff: float = 0.5):
+    def __init__(
+        self, window: int = 3, min_len: int = 3, max_len: int = 10, element_bonus: float = 0.08, cutoff: float = 0.5
+    ):
         self.window = window
         self.min_len = min_len
         self.max_len = max_len

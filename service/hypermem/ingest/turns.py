@@ -57,7 +57,9 @@ def message_problems(messages: list[Message], max_chars: int) -> dict[int, list[
             "speaker": text_problem(message.speaker),
             "text": text_problem(message.text, blank_ok=True),
             "session_id": text_problem(message.session_id, key=True),
-            "image_caption": None if message.image_caption is None else text_problem(message.image_caption, blank_ok=True),
+            "image_caption": None
+            if message.image_caption is None
+            else text_problem(message.image_caption, blank_ok=True),
         }
         if checks["message_id"] is None:
             if message.message_id in seen:

@@ -38,7 +38,9 @@ class CircuitBreaker:
             self.failures += 1
             if self.failures >= self.threshold:
                 if not self.is_open:
-                    log.warning("LLM circuit open for %.0fs after %d consecutive failures", self.cooldown_s, self.failures)
+                    log.warning(
+                        "LLM circuit open for %.0fs after %d consecutive failures", self.cooldown_s, self.failures
+                    )
                 self._open_until = time.monotonic() + self.cooldown_s
 
     def success(self) -> None:

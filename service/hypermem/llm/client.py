@@ -126,7 +126,9 @@ class LLMClient:
         """Build from ``hypermem.config.Settings``. Raises ``LLMError`` when ``llm_base_url`` is unset."""
         if not settings.llm_base_url:
             raise LLMError("no LLM configured: set HYPERMEM_LLM_BASE_URL")
-        log.info("LLM path on: model %s at %s, cache %s", settings.llm_model, settings.llm_base_url, settings.llm_cache_dir)
+        log.info(
+            "LLM path on: model %s at %s, cache %s", settings.llm_model, settings.llm_base_url, settings.llm_cache_dir
+        )
         return cls(
             base_url=settings.llm_base_url,
             api_key=settings.llm_api_key,
@@ -235,7 +237,9 @@ class LLMClient:
             return retrying(attempt)
         except RetryError as exc:
             cause = exc.last_attempt.exception()
-            raise LLMError(f"LLM task {task!r} failed after {exc.last_attempt.attempt_number} attempts: {cause}") from cause
+            raise LLMError(
+                f"LLM task {task!r} failed after {exc.last_attempt.attempt_number} attempts: {cause}"
+            ) from cause
         except openai.OpenAIError as exc:
             raise LLMError(f"LLM task {task!r} failed: {exc}") from exc
 
@@ -285,7 +289,9 @@ class LLMClient:
         except (_BadReply, jsonschema.ValidationError) as exc:
             self._count(errors=1)
             if finish == "length":  # the same request at temperature 0 would be cut again: no retry
-                raise LLMError(f"LLM task {task!r}: the reply hit max_tokens={self.max_tokens} before the JSON ended")
+                raise LLMError(
+                    f"LLM task {task!r}: the reply hit max_tokens={self.max_tokens} before the JSON ended"
+                ) from exc
             raise _BadReply(f"reply does not match the {task} schema: {getattr(exc, 'message', exc)}") from exc
         return value
 

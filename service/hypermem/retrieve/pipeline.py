@@ -56,7 +56,6 @@ EPISODE_ELEMENT_WEIGHT = 0.005  # per unit of matched element salience × member
 CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
 
 
-
 class QueryError(HypermemError, ValueError):
     """The query or a search setting is unusable; the message names the field."""
 
@@ -172,7 +171,10 @@ class Retriever:
         if cfg.flat or not cfg.use_topics:
             return [], None
         fused = self._rank("Topic", memory_id, text, vector, cfg.k_topic, cfg)[: cfg.k_topic]
-        titles = {r["id"]: r["title"] for r in self.store.query("retrieve/topic_details", memory_id=memory_id, ids=[f.id for f in fused])}
+        titles = {
+            r["id"]: r["title"]
+            for r in self.store.query("retrieve/topic_details", memory_id=memory_id, ids=[f.id for f in fused])
+        }
         topics = [
             {"id": f.id, "title": titles.get(f.id), "rank": rank, "score": round(f.score, 6), "rankers": f.rankers}
             for rank, f in enumerate(fused, start=1)
@@ -182,7 +184,14 @@ class Retriever:
         for row in self.store.query("retrieve/expand_topic_episodes", memory_id=memory_id, topic_ids=list(by_id)):
             topic = by_id[row["topic_id"]]
             steps = [
-                _step("topic", topic["id"], topic["score"], rank=topic["rank"], title=topic["title"], rankers=topic["rankers"]),
+                _step(
+                    "topic",
+                    topic["id"],
+                    topic["score"],
+                    rank=topic["rank"],
+                    title=topic["title"],
+                    rankers=topic["rankers"],
+                ),
                 _step("hyperedge", row["hyperedge_id"], kind="topic", weight=round(row["weight"], 6)),
             ]
             best = episode_paths.get(row["id"])
@@ -203,8 +212,12 @@ class Retriever:
         if cfg.salience and analysis.element_ids and fused:
             element_rows = {
                 r["id"]: r
-                for r in self.store.query("retrieve/episode_element_scores", memory_id=memory_id,
-                                          episode_ids=[f.id for f in fused], element_ids=analysis.element_ids)  # fmt: skip
+                for r in self.store.query(
+                    "retrieve/episode_element_scores",
+                    memory_id=memory_id,
+                    episode_ids=[f.id for f in fused],
+                    element_ids=analysis.element_ids,
+                )  # fmt: skip
             }
         scored = []
         for item in fused:
@@ -221,10 +234,21 @@ class Retriever:
             scored.append((score, item.id, [_step("query", "query"), *upstream, step]))
         scored.sort(key=lambda s: s[0], reverse=True)
         scored = scored[: cfg.k_episode]
-        details = {r["id"]: r for r in self.store.query("retrieve/episode_details", memory_id=memory_id, ids=[s[1] for s in scored])}
+        details = {
+            r["id"]: r
+            for r in self.store.query("retrieve/episode_details", memory_id=memory_id, ids=[s[1] for s in scored])
+        }
         return [
-            {"id": eid, "rank": rank, "title": details[eid]["title"], "summary": details[eid]["summary"],
-             "start": details[eid]["start"], "end": details[eid]["end"], "score": round(score, 6), "path": path}  # fmt: skip
+            {
+                "id": eid,
+                "rank": rank,
+                "title": details[eid]["title"],
+                "summary": details[eid]["summary"],
+                "start": details[eid]["start"],
+                "end": details[eid]["end"],
+                "score": round(score, 6),
+                "path": path,
+            }  # fmt: skip
             for rank, (score, eid, path) in enumerate(scored, start=1)
             if eid in details
         ]
@@ -234,7 +258,9 @@ class Retriever:
         by_episode = {e["id"]: e for e in episodes}
         parents: dict[str, dict] = {}
         if episodes:
-            for row in self.store.query("retrieve/expand_episode_facts", memory_id=memory_id, episode_ids=list(by_episode)):
+            for row in self.store.query(
+                "retrieve/expand_episode_facts", memory_id=memory_id, episode_ids=list(by_episode)
+            ):
                 parents[row["id"]] = row
         candidates: list[str] | None = list(parents)
         if cfg.flat or cfg.global_facts or not candidates:
@@ -250,14 +276,20 @@ class Retriever:
             inherited = FACT_EPISODE_WEIGHT * parent["weight"] / (cfg.rrf_k + episode["rank"]) if episode else 0.0
             score = item.score + inherited
             if episode:
-                path = [*episode["path"], _step("hyperedge", parent["hyperedge_id"], kind="episode", weight=round(parent["weight"], 6))]
+                path = [
+                    *episode["path"],
+                    _step("hyperedge", parent["hyperedge_id"], kind="episode", weight=round(parent["weight"], 6)),
+                ]
             else:
                 path = [_step("query", "query", via="memory-wide fact search")]
             path.append(_step("fact", item.id, score, rankers=item.rankers))
             scored.append((score, item.id, path))
         scored.sort(key=lambda s: s[0], reverse=True)
         scored = scored[: cfg.k_fact]
-        details = {r["id"]: r for r in self.store.query("retrieve/fact_details", memory_id=memory_id, ids=[s[1] for s in scored])}
+        details = {
+            r["id"]: r
+            for r in self.store.query("retrieve/fact_details", memory_id=memory_id, ids=[s[1] for s in scored])
+        }
         facts = []
         for score, fid, path in scored:
             if fid not in details:
@@ -283,7 +315,9 @@ class Retriever:
             min_keep=cfg.min_facts,
         )
 
-    def _with_flat_leg(self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig) -> list[dict]:
+    def _with_flat_leg(
+        self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig
+    ) -> list[dict]:
         """The turns to read, best first, as one-source "facts" for ``_turns``: the hierarchy's turn order
         (source turns of the ranked facts) fused by weighted RRF with the turn-level leg (BM25 and dense
         over every turn, ``cfg.flat_weight``). The leg keeps hypermem at least as good as plain search over
@@ -304,7 +338,11 @@ class Retriever:
         weights = {"turn-bm25": cfg.flat_weight, "turn-dense": cfg.flat_weight}
         fused = rrf({"hierarchy": hierarchy, **flat}, k=cfg.rrf_k, weights=weights)
         missing = [f.id for f in fused[: 2 * cfg.turn_budget] if f.id not in order]
-        details = {r["id"]: r for r in self.store.query("retrieve/turn_details", memory_id=memory_id, ids=missing)} if missing else {}
+        details = (
+            {r["id"]: r for r in self.store.query("retrieve/turn_details", memory_id=memory_id, ids=missing)}
+            if missing
+            else {}
+        )
         ranked = []
         for item in fused[: 2 * cfg.turn_budget]:
             if item.id in order:
@@ -358,7 +396,9 @@ class Retriever:
         from hypermem.llm.prompts import select_turns
 
         try:
-            chosen = set(select_turns(self.llm, text, [{k: t[k] for k in ("dia_id", "speaker", "text")} for t in turns]))
+            chosen = set(
+                select_turns(self.llm, text, [{k: t[k] for k in ("dia_id", "speaker", "text")} for t in turns])
+            )
         except LLMError as exc:
             return {"enabled": False, "reason": f"LLM error: {exc}"}
         if chosen:

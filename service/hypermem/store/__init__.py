@@ -42,7 +42,7 @@ def check_store_url(url: str) -> str:
     return url
 
 
-def open_store(settings: "Settings", *, keep_server: bool = False) -> GraphStore:
+def open_store(settings: Settings, *, keep_server: bool = False) -> GraphStore:
     """Open the store named by ``settings.store``.
 
     ``falkordb:///PATH`` starts or joins the embedded FalkorDB keeping its data in PATH

@@ -128,7 +128,7 @@ class GraphStore(ABC):
         for statement in self.dialect.vector_drop_statements():
             try:
                 self.run_cypher(statement)
-            except Exception as exc:  # noqa: BLE001 - engines word "no such index" differently
+            except Exception as exc:
                 if "no such index" not in str(exc).lower():
                     raise
 

@@ -192,7 +192,9 @@ class Neo4jDialect(Dialect):
         return [f"DROP INDEX {self.vector_index_name(label, prop)} IF EXISTS" for label, prop in VECTOR_INDEXES]
 
     def _ann_call(self, label: str, prop: str) -> str:
-        return f"CALL db.index.vector.queryNodes('{self.vector_index_name(label, prop)}', $kk, $vector) YIELD node, score"
+        return (
+            f"CALL db.index.vector.queryNodes('{self.vector_index_name(label, prop)}', $kk, $vector) YIELD node, score"
+        )
 
     def _ann_similarity(self, prop: str) -> str:
         # Neo4j 5.23+ quantizes vector indexes: the index's (1 + cos) / 2 is approximate, so the

@@ -63,7 +63,7 @@ def _compact_vectors(value: Any) -> Any:
         return {k: _compact_vectors(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         if len(value) >= _VECTOR_MIN and all(type(x) is float for x in value):
-            return _Literal("[" + ",".join(["%.9g" % x for x in value]) + "]")
+            return _Literal("[" + ",".join([f"{x:.9g}" for x in value]) + "]")
         return [_compact_vectors(v) for v in value]
     return value
 

@@ -35,7 +35,9 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
     """One neomodel class per label of ``model.LABELS``; vector indexes have ``dimension`` dimensions."""
 
     def vector() -> ArrayProperty:
-        return ArrayProperty(FloatProperty(), vector_index=VectorIndex(dimensions=dimension, similarity_function="cosine"))
+        return ArrayProperty(
+            FloatProperty(), vector_index=VectorIndex(dimensions=dimension, similarity_function="cosine")
+        )
 
     class Node(StructuredNode):
         """Every node: a unique ``id`` (neomodel reserves the attribute name, hence ``node_id``) and ``memory_id``."""
@@ -140,4 +142,3 @@ def install(driver, database: str, dimension: int) -> list[str]:
         except FeatureNotSupported as exc:
             report.write(f"{cls.__label__}: {exc}\n")
     return report.getvalue().splitlines()
-

@@ -7,11 +7,11 @@ Raises ``KeyError`` for an unknown name.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> str:
     """Return the text of ``cypher/{name}.cypher``; ``KeyError`` if there is none."""
     resource = resources.files("hypermem.cypher").joinpath(f"{name}.cypher")
