@@ -97,7 +97,7 @@ class TimeMention:
             return moment.strftime("%-d %B %Y, %H:%M") + (f" {offset}" if offset else "")
         parts = [int(p) for p in self.value.split("-")]
         if self.granularity == "day":
-            return datetime(*parts).strftime("%-d %B %Y")
+            return datetime(parts[0], parts[1], parts[2]).strftime("%-d %B %Y")
         if self.granularity == "month":
             return datetime(parts[0], parts[1], 1).strftime("%B %Y")
         return str(parts[0])
@@ -170,7 +170,7 @@ def _rules(phrase: str, base: date, future: bool) -> tuple[date, str] | None:
     if text == "the day after tomorrow":
         return base + timedelta(days=2), "day"
     mod = (m["mod"] or "").lower() if (m := _WEEKDAY_PHRASE.match(text)) else "last"
-    if mod not in ("last", "past", "this past") and (future or mod in ("next", "coming", "this coming")):
+    if m and mod not in ("last", "past", "this past") and (future or mod in ("next", "coming", "this coming")):
         # Past-leaning weekdays ("last Saturday", "on Saturday" in a story) stay with dateparser.
         target = WEEKDAYS.index(m["weekday"].lower())
         return base + timedelta(days=(target - base.weekday()) % 7 or 7), "day"

@@ -101,10 +101,10 @@ def require_admin() -> None:
 
 def require_tenant() -> str:
     """The calling tenant, or abort 403 for the admin key (which holds no memories)."""
-    caller = principal()
-    if caller.admin:
+    tenant = principal().tenant
+    if tenant is None:  # the admin key
         abort(403, message="the admin key manages keys only; use a tenant key for memories")
-    return caller.tenant
+    return tenant
 
 
 def _owner_id(memory_id: str) -> str:

@@ -30,7 +30,7 @@ def to_json(value: Any) -> str:
     """JSON text of a result holding numpy scalars, datetimes or dataclasses."""
 
     def default(obj: Any) -> Any:
-        if is_dataclass(obj):
+        if is_dataclass(obj) and not isinstance(obj, type):
             return asdict(obj)
         if hasattr(obj, "item"):  # numpy scalar
             return obj.item()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from flask import url_for
 from flask_smorest import Blueprint, abort
@@ -89,7 +90,9 @@ def ingest(body: dict, memory_id: str):
     if body["partial"]:
         out["rejected"] = len(rejected)
         done = "stored" if len(messages) <= current.sync_batch_limit else "queued"
-        statuses = {i: {"index": i, "message_id": m.message_id, "status": done, "errors": None} for i, m in accepted}
+        statuses: dict[int, dict[str, Any]] = {
+            i: {"index": i, "message_id": m.message_id, "status": done, "errors": None} for i, m in accepted
+        }
         for i, errors in rejected.items():
             given = items[i]
             given_id = given.message_id if isinstance(given, RejectedItem) else given["message_id"]

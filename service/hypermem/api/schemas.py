@@ -7,8 +7,10 @@ given, is dropped and the wall-clock time kept (the memory reasons in conversati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from marshmallow import (
     INCLUDE,
@@ -50,7 +52,7 @@ class Text(fields.String):
         self, *, min_length: int = 0, max_length: int | None = 20_000, blank: bool = True, key: bool = False, **kwargs
     ):
         pattern, error = _PATTERNS["key" if key else "text" if blank else "non_blank"]
-        validators = [
+        validators: list[Callable[[Any], Any]] = [
             _encodable,
             validate.Length(min=min_length, max=max_length),
             validate.Regexp(pattern, error=error),
@@ -156,7 +158,10 @@ class IngestRequestSchema(RequestSchema):
         validate=validate.Length(min=1, max=20_000),
         metadata={"description": "Every bad item is reported with its index and field."},
     )
-    partial = fields.Boolean(
+    # Named ``partial_`` in Python because ``Schema.partial`` is a schema option; loaded as ``partial``.
+    partial_ = fields.Boolean(
+        data_key="partial",
+        attribute="partial",
         truthy={True},
         falsy={False},
         load_default=False,

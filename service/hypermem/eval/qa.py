@@ -17,11 +17,15 @@ plus the per-question records (question, gold, prediction, scores) for ``qa.json
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.progress import Progress
 
 from hypermem.eval.dataset import Question
 from hypermem.eval.metrics import bleu1, token_f1
+
+if TYPE_CHECKING:
+    from hypermem.llm.prompts.common import CompletionClient
 
 JUDGE_RUNS = 3
 SCORED_CATEGORIES = (1, 2, 3, 4)
@@ -31,7 +35,7 @@ SCORED_CATEGORIES = (1, 2, 3, 4)
 class _RunClient:
     """A client whose requests for run ``run`` (> 1) carry their own task name, hence their own cache entries."""
 
-    client: object
+    client: CompletionClient
     run: int
 
     def complete_json(self, task: str, messages: list[dict], schema: dict) -> dict:
@@ -88,7 +92,7 @@ def run_qa(
                 "bleu1": bleu1(prediction, question.answer),
                 "judge": sum(verdicts) / len(verdicts),
             }
-        if task is not None:
+        if progress is not None and task is not None:
             progress.advance(task)
         return record
 

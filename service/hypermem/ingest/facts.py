@@ -96,7 +96,7 @@ class TurnFactExtractor:
                     keywords=keywords,
                     date=found.times[0].value if found.times else turn.timestamp[:10],
                     turn_ids=[turn.id],
-                    context_turn_id=before.id if replies else None,
+                    context_turn_id=before.id if before is not None and replies else None,
                 )
             )
         return facts
@@ -104,6 +104,7 @@ class TurnFactExtractor:
     def _passages(self, turn: Turn, found: TurnElements) -> list[FactDraft]:
         """The passages of a long turn as facts: prose with dates spelled out and keywords; code as it is
         (identifiers stay searchable by full text), with its language tag."""
+        assert self.splitter is not None  # extract() sends only long turns, which exist only with a splitter
         passages = self.splitter.split(turn.text)
         drafts = []
         for passage in passages:

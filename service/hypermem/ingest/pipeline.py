@@ -27,17 +27,17 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.ingest.elements import ElementExtractor, TurnElements
 from hypermem.ingest.episodes import centroid, describe, episode_search_text
-from hypermem.ingest.facts import FactDraft, LLMFactExtractor, TurnFactExtractor
+from hypermem.ingest.facts import FactDraft, FactExtractor, LLMFactExtractor, TurnFactExtractor
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.names import clean_name
 from hypermem.ingest.passages import PassageSplitter
 from hypermem.ingest.propagation import propagate
-from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter
+from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter, Segmenter
 from hypermem.ingest.segments import Segment, SegmentMerger
 from hypermem.ingest.supersession import statement_family
 from hypermem.ingest.topics import LLMTopicAssigner, TopicAssigner, TopicState
 from hypermem.ingest.turns import IngestInputError, TurnDraft, session_hash, to_drafts, validate
-from hypermem.model import MEMORY_ID_PATTERN, Element, Episode, Fact, Message, Turn, as_row, node_id
+from hypermem.model import MEMORY_ID_PATTERN, Element, ElementKind, Episode, Fact, Message, Turn, as_row, node_id
 from hypermem.store import GraphStore
 from hypermem.store.ids import key, name_key
 
@@ -103,6 +103,8 @@ class Ingestor:
         self.keywords = KeywordExtractor()
         self.elements = ElementExtractor(settings.spacy_model)
         turn_facts = TurnFactExtractor(self.keywords, PassageSplitter(embedder.count_tokens))
+        self.segmenter: Segmenter
+        self.fact_extractor: FactExtractor
         if llm is None:
             log.info("no LLM configured: ingest runs the no-LLM path (embeddings, NER, dateparser, YAKE)")
             self.segmenter = DriftSegmenter()
@@ -206,7 +208,7 @@ class Ingestor:
     def _element_ids(self, memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
         """Elements of one turn keyed by node id: the speaker, named persons, locations and times."""
         out: dict[str, Element] = {}
-        named = [("Person", raw) for raw in [turn.speaker, *found.persons]] + [
+        named: list[tuple[ElementKind, str]] = [("Person", raw) for raw in [turn.speaker, *found.persons]] + [
             ("Location", raw) for raw in found.locations
         ]
         for kind, raw in named:

@@ -10,7 +10,7 @@ comparable with the raw vectors, which are kept for the ablation.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -22,7 +22,7 @@ def hyperedge_embedding(vectors: np.ndarray, weights: np.ndarray) -> np.ndarray:
 
 
 def propagate(
-    raw: Mapping[str, np.ndarray], hyperedges: list[Mapping[str, float]], lam: float = 0.5
+    raw: Mapping[str, np.ndarray], hyperedges: Sequence[Mapping[str, float]], lam: float = 0.5
 ) -> dict[str, np.ndarray]:
     """Propagated unit vectors for every node in ``raw``.
 

@@ -29,12 +29,13 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import diskcache
 import jsonschema
 import openai
-from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, stop_any, wait_exponential
+from openai.types.chat import ChatCompletionMessageParam
+from tenacity import RetryError, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from hypermem.errors import HypermemError
 from hypermem.llm.breaker import CircuitBreaker
@@ -191,21 +192,20 @@ class LLMClient:
     # --- internals ------------------------------------------------------------------
 
     def _cached(self, kind: str, task: str, messages: list[dict], schema: dict | None, compute: Callable[[], Any]):
-        key = None
-        if self._cache is not None:
-            blob = json.dumps(
-                {"model": self.model, "task": task, "kind": kind, "messages": messages, "schema": schema},
-                sort_keys=True,
-                ensure_ascii=False,
-            )
-            key = hashlib.sha256(blob.encode("utf-8")).hexdigest()
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._count(cache_hits=1)
-                return hit
+        if self._cache is None:
+            return self._with_retries(task, compute)
+        blob = json.dumps(
+            {"model": self.model, "task": task, "kind": kind, "messages": messages, "schema": schema},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        key = hashlib.sha256(blob.encode("utf-8")).hexdigest()
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._count(cache_hits=1)
+            return hit
         value = self._with_retries(task, compute)
-        if key is not None:
-            self._cache.set(key, value)
+        self._cache.set(key, value)
         return value
 
     def _with_retries(self, task: str, compute: Callable[[], Any]):
@@ -224,12 +224,16 @@ class LLMClient:
             self.breaker.success()
             return value
 
+        attempts_used = stop_after_attempt(self._max_attempts)
         retrying = Retrying(
             retry=retry_if_exception(_is_transient),
-            stop=stop_any(stop_after_attempt(self._max_attempts), lambda state: self.breaker.is_open),
+            stop=lambda state: attempts_used(state) or self.breaker.is_open,
             wait=wait_exponential(multiplier=self._backoff[0], max=self._backoff[1]),
             before_sleep=lambda state: log.warning(
-                "LLM task %s: attempt %d failed (%s); retrying", task, state.attempt_number, state.outcome.exception()
+                "LLM task %s: attempt %d failed (%s); retrying",
+                task,
+                state.attempt_number,
+                state.outcome and state.outcome.exception(),
             ),
             reraise=False,
         )
@@ -249,7 +253,11 @@ class LLMClient:
         try:
             with self._slots:
                 response = self._openai.chat.completions.create(
-                    model=self.model, messages=messages, temperature=0, max_tokens=self.max_tokens, **extra
+                    model=self.model,
+                    messages=cast(list[ChatCompletionMessageParam], messages),
+                    temperature=0,
+                    max_tokens=self.max_tokens,
+                    **extra,
                 )
         except openai.OpenAIError:
             self._count(errors=1)

@@ -28,6 +28,7 @@ import time
 import uuid
 from dataclasses import asdict
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ class QueryError(HypermemError, ValueError):
 
 
 def _step(level: str, item_id: str, score: float | None = None, **extra) -> dict:
-    step = {"level": level, "id": item_id}
+    step: dict[str, Any] = {"level": level, "id": item_id}
     if score is not None:
         step["score"] = round(float(score), 6)
     step.update({k: v for k, v in extra.items() if v is not None})
@@ -175,7 +176,7 @@ class Retriever:
             r["id"]: r["title"]
             for r in self.store.query("retrieve/topic_details", memory_id=memory_id, ids=[f.id for f in fused])
         }
-        topics = [
+        topics: list[dict[str, Any]] = [
             {"id": f.id, "title": titles.get(f.id), "rank": rank, "score": round(f.score, 6), "rankers": f.rankers}
             for rank, f in enumerate(fused, start=1)
         ]
@@ -273,9 +274,11 @@ class Retriever:
         for item in fused:
             parent = parents.get(item.id)
             episode = by_episode.get(parent["episode_id"]) if parent else None
-            inherited = FACT_EPISODE_WEIGHT * parent["weight"] / (cfg.rrf_k + episode["rank"]) if episode else 0.0
+            inherited = (
+                FACT_EPISODE_WEIGHT * parent["weight"] / (cfg.rrf_k + episode["rank"]) if parent and episode else 0.0
+            )
             score = item.score + inherited
-            if episode:
+            if parent and episode:
                 path = [
                     *episode["path"],
                     _step("hyperedge", parent["hyperedge_id"], kind="episode", weight=round(parent["weight"], 6)),

@@ -14,6 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from hypermem.errors import HypermemError
 from hypermem.store import bm25, queries
 from hypermem.store.dialect import Dialect
@@ -146,13 +149,13 @@ class GraphStore(ABC):
         self,
         label: str,
         memory_id: str,
-        vector: Sequence[float],
+        vector: Sequence[float] | npt.NDArray[np.floating],
         k: int,
         *,
         prop: str = "embedding",
         candidates: Iterable[str] | None = None,
     ) -> list[Hit]:
-        """Top-``k`` nodes of ``label`` in ``memory_id`` by cosine similarity to ``vector``.
+        """Top-``k`` nodes of ``label`` in ``memory_id`` by cosine similarity to ``vector`` (floats or a 1-D array).
 
         With ``candidates``, scores exactly within those ids. Otherwise asks the native
         ANN index for ``k * vector_oversample`` neighbours, filters to the memory, and

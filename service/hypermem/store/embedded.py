@@ -185,6 +185,7 @@ class EmbeddedFalkorDB:
         log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
 
     def _wait_ready(self) -> None:
+        assert self.process is not None  # called by start() right after Popen
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

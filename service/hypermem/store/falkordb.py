@@ -157,7 +157,7 @@ class FalkorDBStore(GraphStore):
             fields = dict(zip(module[::2], module[1::2]))
             name = fields.get(b"name", fields.get("name"))
             if name in (b"graph", "graph"):
-                version = int(fields.get(b"ver", fields.get("ver")))
+                version = int(fields[b"ver"] if b"ver" in fields else fields["ver"])
                 return f"FalkorDB {version // 10000}.{version // 100 % 100}.{version % 100}"
         return "FalkorDB (unknown version)"
 

@@ -52,7 +52,7 @@ def parse_topic_decision(reply: dict, episode: dict, topics: list[dict]) -> dict
     episode's (on "new").
     """
     by_id = {str(t["id"]): t for t in topics}
-    topic_id = str(reply.get("topic_id") or "").strip()
+    topic_id: str | None = str(reply.get("topic_id") or "").strip()
     if reply.get("action") == "update" and topic_id in by_id:
         base, action = by_id[topic_id], "update"
     else:
