@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from datetime import date
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import anyio.to_thread
 from marshmallow import ValidationError
@@ -28,7 +28,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
+from pydantic import AnyHttpUrl, Field
 
 from hypermem import browse
 from hypermem.api import auth
@@ -59,7 +59,7 @@ class TenantKeyVerifier:
     async def verify_token(self, token: str) -> AccessToken | None:
         """``AccessToken(client_id=tenant)`` for a live tenant key, else None (the SDK answers 401)."""
         found = await anyio.to_thread.run_sync(auth.principal_for_key, self.service.store, None, token)
-        if found is None or found.admin:
+        if found is None or found.tenant is None:  # unknown or revoked, or the admin key
             return None
         return AccessToken(token=token, client_id=found.tenant, scopes=[])
 
@@ -207,7 +207,10 @@ def build_server(service: MemoryService, *, http_url: str | None = None) -> tupl
     if http_url is not None:
         options = {
             "token_verifier": TenantKeyVerifier(service),
-            "auth": AuthSettings(issuer_url=http_url, resource_server_url=f"{http_url}{MCP_PATH}"),
+            # AuthSettings validates the strings into AnyHttpUrl itself (pydantic); cast only informs the checker.
+            "auth": AuthSettings(
+                issuer_url=cast(AnyHttpUrl, http_url), resource_server_url=cast(AnyHttpUrl, f"{http_url}{MCP_PATH}")
+            ),
         }
     server = MCPServer("hypermem", instructions=INSTRUCTIONS, **options)
     for tool in (tools.list_memories, tools.ingest_messages, tools.query_memory, tools.explain_query,

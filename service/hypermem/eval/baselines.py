@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from hypermem.service import MemoryService
 
 BASELINE_KS = (3, 5, 8, 10, 25)
-BASELINE_METHODS = ("bm25", "dense", "rrf")
+BaselineMethod = Literal["bm25", "dense", "rrf"]
+BASELINE_METHODS: tuple[BaselineMethod, ...] = ("bm25", "dense", "rrf")
 RRF_K = 60
 _STEMMER = Stemmer.Stemmer("english")
 
@@ -106,7 +107,7 @@ class TurnIndexes:
 class StandaloneBaseline:
     """Top-``k`` turns by ``method`` (``bm25``, ``dense``, ``rrf``), computed outside the store."""
 
-    method: Literal["bm25", "dense", "rrf"]
+    method: BaselineMethod
     k: int
     indexes: TurnIndexes = field(compare=False, repr=False)
 

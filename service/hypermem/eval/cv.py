@@ -18,6 +18,7 @@ import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from hypermem.eval.baselines import standalone_baselines
 from hypermem.eval.dataset import Question
@@ -25,6 +26,9 @@ from hypermem.eval.metrics import Outcome, stats, summarise
 from hypermem.eval.report import margin
 from hypermem.eval.systems import ConversationTurns, HyperMemSystem, System
 from hypermem.ingest.locomo import Conversation
+
+if TYPE_CHECKING:
+    from hypermem.service import MemoryService
 
 TURN_BUDGET = 8.0
 # The knobs a fold tunes: each key's values are crossed.
@@ -68,7 +72,7 @@ def choose(candidates: list[tuple[dict, dict]], budget: float) -> tuple[dict, di
 class Runner:
     """Outcomes per system over every question, computed once and kept (``key`` -> outcomes)."""
 
-    svc: object
+    svc: MemoryService
     conversations: list[Conversation]
     questions: list[Question]
     on_question: Callable[[], None] = lambda: None
@@ -111,7 +115,9 @@ def cross_validate(runner: Runner, folds: list[list[str]], *, grid: dict[str, li
     def pick(outcomes: list[Outcome], ids: list[str]) -> list[Outcome]:
         return [outcomes[index[id(q)]] for q in runner.questions if q.sample_id in ids]
 
-    report_folds, pooled, pooled_parts = [], [], {name: ([], []) for name in parts}
+    report_folds: list[dict] = []
+    pooled: list[Outcome] = []
+    pooled_parts: dict[str, tuple[list[Outcome], list[Outcome]]] = {name: ([], []) for name in parts}
     for test in folds:
         train = [s for s in dict.fromkeys(sample) if s not in test]
         scored = [(p, stats(pick(runner.hypermem(p), train))) for p in points]
@@ -123,10 +129,10 @@ def cross_validate(runner: Runner, folds: list[list[str]], *, grid: dict[str, li
             "test": test, "chosen": chosen, "train": train_stats, "test_stats": stats(tested),
             "multi_hop": by_category.get("1", {}).get("evidence_recall"),
         })  # fmt: skip
-        for name, off in parts.items():
+        for name, switched_off in parts.items():
             pooled_parts[name][0].extend(tested)
-            pooled_parts[name][1].extend(pick(runner.hypermem({**chosen, **off}), test))
-    results = {
+            pooled_parts[name][1].extend(pick(runner.hypermem({**chosen, **switched_off}), test))
+    results: dict[str, Any] = {
         "budget": budget,
         "grid": grid if grid is not None else GRID,
         "folds": report_folds,

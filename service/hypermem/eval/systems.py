@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hypermem.eval.baselines import standalone_baselines
 from hypermem.ingest.turns import turn_text
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from hypermem.service import MemoryService
 
 TURN_BUDGETS = (5, 10)  # with the default budget (8): the 5, 8, 10 curve
-ABLATIONS = {
+ABLATIONS: dict[str, dict[str, Any]] = {
     "hypermem": {},
     "hypermem-no-topic": {"use_topics": False},
     "hypermem-flat": {"flat": True},
@@ -70,7 +70,8 @@ class ConversationTurns:
 
 
 class System(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def retrieve(self, svc: MemoryService, turns: ConversationTurns, question: str) -> Retrieved: ...
 
