@@ -89,7 +89,7 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     turns = {t["dia_id"]: t for t in result["turns"]}
     assert "Biscuit" in turns["D1:4"]["text"]
     levels = [step["level"] for step in turns["D1:4"]["path"]]
-    assert levels == ["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "turn"]
+    assert levels == ["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "fused", "turn"]
     assert result["stop"]["rule"] and result["stop"]["cut_at"] <= result["stop"]["considered"]
     assert result["answer"] is None  # no LLM configured
     assert out["explained"]["turns"] == result["turns"] and out["explained"]["query"] == QUESTION
