@@ -18,6 +18,7 @@ from conftest import hm_make_settings
 
 from hypermem.api import create_app
 from hypermem.config import Settings
+from hypermem.embed import Embedder
 from hypermem.locks import MemoryBusy, MemoryLock
 from hypermem.model import Message
 from hypermem.service import MemoryService
@@ -44,12 +45,17 @@ def conversation(n: int, sessions: int = 4) -> list[Message]:
     return out
 
 
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder()
+
+
 @pytest.fixture()
-def fresh_service(tmp_path, hm_service):
-    """A MemoryService on a store of its own (this test kills its server), sharing the session's embedder."""
+def fresh_service(tmp_path, embedder):
+    """A MemoryService on an embedded store of its own (these tests kill its server; the embedded engine only)."""
     store = FalkorDBStore(tmp_path / "db")
     service = MemoryService(
-        hm_make_settings(tmp_path / "db", lock_lease_s=2.0, lock_wait_s=30.0), store, hm_service.embedder, use_llm=False
+        hm_make_settings(tmp_path / "db", lock_lease_s=2.0, lock_wait_s=30.0), store, embedder, use_llm=False
     )
     yield service
     service.close()

@@ -301,7 +301,7 @@ function drawPaths(result) {
   const nodes = new Map(), edges = new Map();
   for (const turn of result.turns) {
     let previous = null;
-    for (const step of turn.path) {
+    for (const step of drawnSteps(turn.path)) {
       addNode(nodes, step.id, STEP_KIND[step.level], stepLabel(step, result));
       if (previous) addEdge(edges, previous.id, step.id, step.level === "hyperedge" ? "" : previous.level === "hyperedge" ? `w ${num(previous.weight)}` : "");
       previous = step;
@@ -313,9 +313,14 @@ function drawPaths(result) {
     { name: "breadthfirst", roots: ["query"], directed: true, transform: (node, p) => ({ x: p.y, y: p.x }) });
 }
 
+// The turn-level fusion ("fused") is a ranking step on the turn itself, listed in the path text, not a node.
+function drawnSteps(path) {
+  return path.filter((step) => step.level !== "fused");
+}
+
 function highlight(path, item) {
   cy.elements().removeClass("hl").addClass("dim");
-  const ids = path.map((s) => s.id);
+  const ids = drawnSteps(path).map((s) => s.id);
   ids.forEach((id, i) => {
     cy.getElementById(id).removeClass("dim").addClass("hl");
     if (i) cy.getElementById(`${ids[i - 1]}->${id}`).removeClass("dim").addClass("hl");
