@@ -149,3 +149,61 @@ def test_graph_names_separate_graphs_on_one_server(tmp_path):
         main.write("write/elements", ROWS[:1])
         other.write("write/elements", ROWS[:4])
         assert (len(_names(main)), len(_names(other))) == (1, 4)
+
+
+def _servers_of(data_dir: Path) -> list[int]:
+    """Pids of live redis-servers whose command line names ``data_dir``."""
+    return [pid for pid in (int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()) if _serves(pid, data_dir)]
+
+
+def _serves(pid: int, data_dir: Path) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    return "redis-server" in cmdline and str(data_dir) in cmdline and not _gone(pid)
+
+
+def test_server_of_a_killed_run_is_adopted_and_stopped_by_the_next(tmp_path):
+    """The starter gets SIGKILL and its server lives on; the next run adopts it and stops it at close."""
+    data_dir = (tmp_path / "db").resolve()
+    writer = (
+        "import json, os, signal, sys\n"
+        "from hypermem.store.falkordb import FalkorDBStore\n"
+        "store = FalkorDBStore(sys.argv[1])\n"
+        "store.write('write/elements', json.loads(sys.argv[2]))\n"
+        "print(store.server.process.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", writer, str(data_dir), json.dumps(ROWS)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    orphan = int(done.stdout.split()[0])
+    assert _servers_of(data_dir) == [orphan]  # the starter is gone, its server is not
+
+    store = FalkorDBStore(data_dir)
+    assert store.server.owned and store.server.process is None  # joined and adopted, not restarted
+    assert store.server.owner_file.read_text() == str(os.getpid())
+    assert len(_names(store)) == len(ROWS)
+    store.close()
+    _wait_gone(orphan)
+    assert _servers_of(data_dir) == []
+    assert not store.server.owner_file.exists() and not store.server.socket_path.exists()
+    with FalkorDBStore(data_dir) as reopened:
+        assert len(_names(reopened)) == len(ROWS)  # SHUTDOWN flushed the append-only file
+
+
+def test_owner_closing_first_hands_the_server_to_the_last_client(tmp_path):
+    data_dir = (tmp_path / "db").resolve()
+    first, second = FalkorDBStore(data_dir), FalkorDBStore(data_dir)
+    pid = first.server.process.pid
+    first.write("write/elements", ROWS[:5])
+    assert first.server.owned and not second.server.owned
+    first.close()  # the owner, but `second` is still connected: the server stays
+    assert _servers_of(data_dir) == [pid]
+    assert len(_names(second)) == 5
+    assert not second.server.owner_file.exists()  # handed over: the next last client stops it
+    second.close()
+    _wait_gone(pid)
+    assert _servers_of(data_dir) == []
