@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from support.processes import gone, servers_of
+
 from hypermem.store.embedded import EmbeddedFalkorDB
 from hypermem.store.falkordb import FalkorDBStore
 
@@ -27,18 +29,9 @@ def _names(store: FalkorDBStore) -> list[str]:
     ]
 
 
-def _gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (exited, or a zombie nobody reaped yet)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")
-
-
 def _wait_gone(pid: int, timeout_s: float = 20.0) -> None:
     deadline = time.monotonic() + timeout_s
-    while not _gone(pid):
+    while not gone(pid):
         assert time.monotonic() < deadline, f"process {pid} did not stop"
         time.sleep(0.05)
 
@@ -111,7 +104,7 @@ def test_hung_server_is_replaced(tmp_path):
             assert len(_names(fresh)) == len(ROWS)
         _wait_gone(hung_pid)
     finally:
-        if not _gone(hung_pid):
+        if not gone(hung_pid):
             os.kill(hung_pid, signal.SIGKILL)
         store.server.process.wait()
 
@@ -151,19 +144,6 @@ def test_graph_names_separate_graphs_on_one_server(tmp_path):
         assert (len(_names(main)), len(_names(other))) == (1, 4)
 
 
-def _servers_of(data_dir: Path) -> list[int]:
-    """Pids of live redis-servers whose command line names ``data_dir``."""
-    return [pid for pid in (int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()) if _serves(pid, data_dir)]
-
-
-def _serves(pid: int, data_dir: Path) -> bool:
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return False
-    return "redis-server" in cmdline and str(data_dir) in cmdline and not _gone(pid)
-
-
 def test_server_of_a_killed_run_is_adopted_and_stopped_by_the_next(tmp_path):
     """The starter gets SIGKILL and its server lives on; the next run adopts it and stops it at close."""
     data_dir = (tmp_path / "db").resolve()
@@ -180,7 +160,7 @@ def test_server_of_a_killed_run_is_adopted_and_stopped_by_the_next(tmp_path):
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
     orphan = int(done.stdout.split()[0])
-    assert _servers_of(data_dir) == [orphan]  # the starter is gone, its server is not
+    assert servers_of(data_dir) == [orphan]  # the starter is gone, its server is not
 
     store = FalkorDBStore(data_dir)
     assert store.server.owned and store.server.process is None  # joined and adopted, not restarted
@@ -188,7 +168,7 @@ def test_server_of_a_killed_run_is_adopted_and_stopped_by_the_next(tmp_path):
     assert len(_names(store)) == len(ROWS)
     store.close()
     _wait_gone(orphan)
-    assert _servers_of(data_dir) == []
+    assert servers_of(data_dir) == []
     assert not store.server.owner_file.exists() and not store.server.socket_path.exists()
     with FalkorDBStore(data_dir) as reopened:
         assert len(_names(reopened)) == len(ROWS)  # SHUTDOWN flushed the append-only file
@@ -201,9 +181,9 @@ def test_owner_closing_first_hands_the_server_to_the_last_client(tmp_path):
     first.write("write/elements", ROWS[:5])
     assert first.server.owned and not second.server.owned
     first.close()  # the owner, but `second` is still connected: the server stays
-    assert _servers_of(data_dir) == [pid]
+    assert servers_of(data_dir) == [pid]
     assert len(_names(second)) == 5
     assert not second.server.owner_file.exists()  # handed over: the next last client stops it
     second.close()
     _wait_gone(pid)
-    assert _servers_of(data_dir) == []
+    assert servers_of(data_dir) == []
