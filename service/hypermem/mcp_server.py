@@ -183,7 +183,9 @@ class HypermemTools:
         start: Annotated[
             str | None, Field(validation_alias="from", description="First day (YYYY-MM-DD), inclusive.")
         ] = None,
-        end: Annotated[str | None, Field(validation_alias="to", description="Last day (YYYY-MM-DD), inclusive.")] = None,
+        end: Annotated[
+            str | None, Field(validation_alias="to", description="Last day (YYYY-MM-DD), inclusive.")
+        ] = None,
     ) -> dict[str, Any]:
         """A person's episodes and facts in date order (HingeMem Person element), optionally between two days
         (``from``/``to``, ISO dates checked as by ``GET .../people/{name}/timeline``; a bad one fails naming it)."""
@@ -191,7 +193,8 @@ class HypermemTools:
         try:
             days = TimelineArgsSchema().load(window)
         except ValidationError as exc:
-            raise ToolError("; ".join(f"{field}: {' '.join(errors)}" for field, errors in exc.messages.items())) from exc
+            named = exc.normalized_messages().items()
+            raise ToolError("; ".join(f"{field}: {' '.join(errors)}" for field, errors in named)) from exc
         items = browse.timeline(self.store, self._memory(memory_id), person, start=days["start"], end=days["end"])
         return {"person": person, "items": items}
 

@@ -141,9 +141,7 @@ class EmbeddedFalkorDB:
 
     def _other_clients(self) -> int:
         """Connections to the server besides the one asking (``CLIENT LIST``); 0 when it does not answer."""
-        client = redis.Redis(
-            unix_socket_path=str(self.socket_path), socket_timeout=5, retry=Retry(NoBackoff(), 0)
-        )
+        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=5, retry=Retry(NoBackoff(), 0))
         try:
             me = client.client_id()
             return sum(1 for entry in client.client_list() if int(entry["id"]) != me)
