@@ -65,6 +65,12 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
         out["timeline"] = data(await client.call_tool("person_timeline", {"memory_id": memory_id, "person": "Nadia"}))
         out["query"] = data(await client.call_tool("query_memory", {"memory_id": memory_id, "query": QUESTION}))
         out["explained"] = data(await client.call_tool("explain_query", {"query_id": out["query"]["query_id"]}))
+        out["window"] = data(await client.call_tool(
+            "person_timeline", {"memory_id": memory_id, "person": "Nadia", "from": "2000-01-01", "to": "2000-01-31"}))  # fmt: skip
+        out["bad_from"] = error(await client.call_tool(
+            "person_timeline", {"memory_id": memory_id, "person": "Nadia", "from": "garbage"}))  # fmt: skip
+        out["bad_order"] = error(await client.call_tool(
+            "person_timeline", {"memory_id": memory_id, "person": "Nadia", "from": "2023-05-02", "to": "2023-05-01"}))  # fmt: skip
         out["unknown"] = error(await client.call_tool("list_topics", {"memory_id": "no-such-memory"}))
         out["bad_ingest"] = error(await client.call_tool(
             "ingest_messages", {"memory_id": "mcp-stdio", "messages": [{"message_id": "1", "speaker": "A"}]}))  # fmt: skip
@@ -94,6 +100,9 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert result["answer"] is None  # no LLM configured
     assert out["explained"]["turns"] == result["turns"] and out["explained"]["query"] == QUESTION
 
+    assert out["timeline"]["items"] and out["window"]["items"] == []  # the window applies: nothing in 2000
+    assert out["bad_from"].endswith("from: Not a valid date.")
+    assert out["bad_order"].endswith("to: must not be before 'from'")
     assert out["unknown"].endswith("memory_id: no memory 'no-such-memory'")
     assert "messages" in out["bad_ingest"] and "timestamp" in out["bad_ingest"]
     assert "mcp-stdio" not in hm_service.store.memory_ids()  # refused input stored nothing

@@ -10,23 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from support.processes import servers_of
+
 from hypermem.store.falkordb import FalkorDBStore
-
-
-def _servers_of(data_dir: Path) -> list[int]:
-    """Pids of live redis-servers whose command line names ``data_dir``."""
-    out = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if "redis-server" in cmdline and str(data_dir) in cmdline and state not in ("Z", "X"):
-            out.append(int(proc.name))
-    return out
 
 
 def _serve(data_dir: Path, port: int) -> subprocess.Popen:
@@ -37,9 +23,9 @@ def _serve(data_dir: Path, port: int) -> subprocess.Popen:
 
 def _wait_no_server(data_dir: Path, timeout_s: float = 20.0) -> list[int]:
     deadline = time.monotonic() + timeout_s
-    while _servers_of(data_dir) and time.monotonic() < deadline:
+    while servers_of(data_dir) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return _servers_of(data_dir)
+    return servers_of(data_dir)
 
 
 def test_serve_failing_at_start_stops_its_embedded_server(tmp_path):
@@ -57,9 +43,9 @@ def test_sigterm_during_start_up_stops_its_embedded_server(tmp_path):
     data_dir = (tmp_path / "db").resolve()
     proc = _serve(data_dir, 18932)
     deadline = time.monotonic() + 180
-    while not _servers_of(data_dir) and proc.poll() is None and time.monotonic() < deadline:
+    while not servers_of(data_dir) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert _servers_of(data_dir), "serve never started its embedded server"
+    assert servers_of(data_dir), "serve never started its embedded server"
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
     assert _wait_no_server(data_dir) == []

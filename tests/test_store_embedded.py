@@ -10,7 +10,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+from support.processes import gone, servers_of
 
 from hypermem.store.embedded import EmbeddedFalkorDB
 from hypermem.store.falkordb import FalkorDBStore
@@ -27,18 +28,9 @@ def _names(store: FalkorDBStore) -> list[str]:
     ]
 
 
-def _gone(pid: int) -> bool:
-    """True when ``pid`` no longer runs (exited, or a zombie nobody reaped yet)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")
-
-
 def _wait_gone(pid: int, timeout_s: float = 20.0) -> None:
     deadline = time.monotonic() + timeout_s
-    while not _gone(pid):
+    while not gone(pid):
         assert time.monotonic() < deadline, f"process {pid} did not stop"
         time.sleep(0.05)
 
@@ -111,7 +103,7 @@ def test_hung_server_is_replaced(tmp_path):
             assert len(_names(fresh)) == len(ROWS)
         _wait_gone(hung_pid)
     finally:
-        if not _gone(hung_pid):
+        if not gone(hung_pid):
             os.kill(hung_pid, signal.SIGKILL)
         store.server.process.wait()
 
@@ -149,3 +141,48 @@ def test_graph_names_separate_graphs_on_one_server(tmp_path):
         main.write("write/elements", ROWS[:1])
         other.write("write/elements", ROWS[:4])
         assert (len(_names(main)), len(_names(other))) == (1, 4)
+
+
+def test_server_of_a_killed_run_is_adopted_and_stopped_by_the_next(tmp_path):
+    """The starter gets SIGKILL and its server lives on; the next run adopts it and stops it at close."""
+    data_dir = (tmp_path / "db").resolve()
+    writer = (
+        "import json, os, signal, sys\n"
+        "from hypermem.store.falkordb import FalkorDBStore\n"
+        "store = FalkorDBStore(sys.argv[1])\n"
+        "store.write('write/elements', json.loads(sys.argv[2]))\n"
+        "print(store.server.process.pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", writer, str(data_dir), json.dumps(ROWS)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    orphan = int(done.stdout.split()[0])
+    assert servers_of(data_dir) == [orphan]  # the starter is gone, its server is not
+
+    store = FalkorDBStore(data_dir)
+    assert store.server.owned and store.server.process is None  # joined and adopted, not restarted
+    assert store.server.owner_file.read_text() == str(os.getpid())
+    assert len(_names(store)) == len(ROWS)
+    store.close()
+    _wait_gone(orphan)
+    assert servers_of(data_dir) == []
+    assert not store.server.owner_file.exists() and not store.server.socket_path.exists()
+    with FalkorDBStore(data_dir) as reopened:
+        assert len(_names(reopened)) == len(ROWS)  # SHUTDOWN flushed the append-only file
+
+
+def test_owner_closing_first_hands_the_server_to_the_last_client(tmp_path):
+    data_dir = (tmp_path / "db").resolve()
+    first, second = FalkorDBStore(data_dir), FalkorDBStore(data_dir)
+    pid = first.server.process.pid
+    first.write("write/elements", ROWS[:5])
+    assert first.server.owned and not second.server.owned
+    first.close()  # the owner, but `second` is still connected: the server stays
+    assert servers_of(data_dir) == [pid]
+    assert len(_names(second)) == 5
+    assert not second.server.owner_file.exists()  # handed over: the next last client stops it
+    second.close()
+    _wait_gone(pid)
+    assert servers_of(data_dir) == []

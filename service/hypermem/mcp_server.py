@@ -18,7 +18,6 @@ found", as in the JSON API). A tool's bad input fails the call with a message na
 from __future__ import annotations
 
 import json
-from datetime import date
 from typing import Annotated, Any, cast
 
 import anyio.to_thread
@@ -33,7 +32,7 @@ from pydantic import AnyHttpUrl, Field
 from hypermem import browse
 from hypermem.api import auth
 from hypermem.api.jobs import IngestJobs, to_json
-from hypermem.api.schemas import IngestRequestSchema
+from hypermem.api.schemas import IngestRequestSchema, TimelineArgsSchema
 from hypermem.ingest.turns import IngestInputError, validate
 from hypermem.model import Message
 from hypermem.retrieve.pipeline import QueryError
@@ -181,11 +180,22 @@ class HypermemTools:
         self,
         memory_id: Annotated[str, Field(description="The memory to browse.")],
         person: Annotated[str, Field(min_length=1, max_length=200, description="A person's name (case-insensitive).")],
-        start: Annotated[date | None, Field(description="First day (YYYY-MM-DD), inclusive.")] = None,
-        end: Annotated[date | None, Field(description="Last day (YYYY-MM-DD), inclusive.")] = None,
+        start: Annotated[
+            str | None, Field(validation_alias="from", description="First day (YYYY-MM-DD), inclusive.")
+        ] = None,
+        end: Annotated[
+            str | None, Field(validation_alias="to", description="Last day (YYYY-MM-DD), inclusive.")
+        ] = None,
     ) -> dict[str, Any]:
-        """A person's episodes and facts in date order (HingeMem Person element), optionally between two days."""
-        items = browse.timeline(self.store, self._memory(memory_id), person, start=start, end=end)
+        """A person's episodes and facts in date order (HingeMem Person element), optionally between two days
+        (``from``/``to``, ISO dates checked as by ``GET .../people/{name}/timeline``; a bad one fails naming it)."""
+        window = {key: value for key, value in (("from", start), ("to", end)) if value is not None}
+        try:
+            days = TimelineArgsSchema().load(window)
+        except ValidationError as exc:
+            named = exc.normalized_messages().items()
+            raise ToolError("; ".join(f"{field}: {' '.join(errors)}" for field, errors in named)) from exc
+        items = browse.timeline(self.store, self._memory(memory_id), person, start=days["start"], end=days["end"])
         return {"person": person, "items": items}
 
     # --- resources ----------------------------------------------------------------------------------

