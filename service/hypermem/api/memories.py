@@ -75,7 +75,8 @@ def ingest(body: dict, memory_id: str):
     synchronous limit (50 by default) are ingested before answering (200, with the report);
     larger ones are queued (202, with a job id to poll). Every bad message is reported (422,
     ``errors.json.messages.{index}.{field}``); with ``"partial": true`` the valid messages are
-    stored and ``statuses`` gives a status per message.
+    stored and ``statuses`` gives a status per message (``updated`` when a message id already
+    stored came with other content: that message was replaced and its sessions rebuilt).
     """
     current = state()
     items = body["messages"]
@@ -107,6 +108,10 @@ def ingest(body: dict, memory_id: str):
             if claimed:
                 auth.release_claim(current.store, memory_id)
             raise
+        edited = set(report["updated_ids"])
+        for status in out.get("statuses", []):
+            if status["status"] == "stored" and status["message_id"] in edited:
+                status["status"] = "updated"
         return {**out, "status": "done", "job_id": None, "report": report}
     job_id = current.jobs.submit(memory_id, messages)
     return (
