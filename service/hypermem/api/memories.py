@@ -88,6 +88,7 @@ def ingest(body: dict, memory_id: str):
     claimed = auth.owner_of(current.store, memory_id) is None
     auth.authorize_memory(current.store, memory_id, claim=True)
     out = {"memory_id": memory_id, "messages": len(messages)}
+    item_statuses: list[dict[str, Any]] = []
     if body["partial"]:
         out["rejected"] = len(rejected)
         done = "stored" if len(messages) <= current.sync_batch_limit else "queued"
@@ -98,7 +99,8 @@ def ingest(body: dict, memory_id: str):
             given = items[i]
             given_id = given.message_id if isinstance(given, RejectedItem) else given["message_id"]
             statuses[i] = {"index": i, "message_id": given_id, "status": "rejected", "errors": errors}
-        out["statuses"] = [statuses[i] for i in sorted(statuses)]
+        item_statuses = [statuses[i] for i in sorted(statuses)]
+        out["statuses"] = item_statuses
     if len(messages) <= current.sync_batch_limit:
         try:
             report = current.jobs.ingest_now(
@@ -109,7 +111,7 @@ def ingest(body: dict, memory_id: str):
                 auth.release_claim(current.store, memory_id)
             raise
         edited = set(report["updated_ids"])
-        for status in out.get("statuses", []):
+        for status in item_statuses:
             if status["status"] == "stored" and status["message_id"] in edited:
                 status["status"] = "updated"
         return {**out, "status": "done", "job_id": None, "report": report}
