@@ -467,6 +467,17 @@ def test_ingest_query_explain_and_delete(app, client, acme, globex):
     assert client.get(f"/v1/queries/{result['query_id']}/explanation", headers=acme).status_code == 404
 
 
+def _finished(client, headers, job_id: str) -> dict:
+    job = {}
+    for _ in range(1200):  # poll as a client would (at most ~2 minutes)
+        job = client.get(f"/v1/jobs/{job_id}", headers=headers).get_json()
+        if job["status"] in ("done", "failed"):
+            break
+        time.sleep(0.1)
+    assert job["status"] == "done", job
+    return job
+
+
 def test_large_batch_runs_as_a_background_job(app, client, acme):
     batch = [message(i, f"Day {i}: I practised the violin for {i} hours and then cooked pasta.") for i in range(1, 6)]
     accepted = client.post("/v1/memories/live-2/messages", headers=acme, json={"messages": batch})
@@ -474,15 +485,24 @@ def test_large_batch_runs_as_a_background_job(app, client, acme):
     body = accepted.get_json()
     assert body["status"] == "queued" and body["messages"] == 5
     assert accepted.headers["Location"] == f"/v1/jobs/{body['job_id']}"
-    job = None
-    for _ in range(1200):  # poll as a client would (at most ~2 minutes)
-        job = client.get(f"/v1/jobs/{body['job_id']}", headers=acme).get_json()
-        if job["status"] in ("done", "failed"):
-            break
-        time.sleep(0.1)
-    assert job["status"] == "done", job
+    job = _finished(client, acme, body["job_id"])
     assert job["report"]["turns"] == 5
     assert datetime.fromisoformat(job["updated_at"]) >= datetime.fromisoformat(job["created_at"])
+
+
+def test_a_job_report_sums_the_counters_of_all_its_chunks(app, client, acme):
+    # six one-message sessions: two chunks of three (the sync limit) in one background job
+    batch = [message(i, f"I practised the violin for {i} hours.", day=f"2023-06-{i:02d}") for i in range(1, 7)]
+    url = "/v1/memories/live-3/messages"
+    first = _finished(client, acme, client.post(url, headers=acme, json={"messages": batch}).get_json()["job_id"])
+    report = first["report"]
+    assert (report["sessions_ingested"], report["sessions_skipped"], report["turns"]) == (6, 0, 6)
+    again = _finished(client, acme, client.post(url, headers=acme, json={"messages": batch}).get_json()["job_id"])
+    assert (again["report"]["sessions_ingested"], again["report"]["sessions_skipped"]) == (0, 6)
+    batch[0]["text"], batch[4]["text"] = "I tuned the cello.", "I bought new strings."
+    edited = _finished(client, acme, client.post(url, headers=acme, json={"messages": batch}).get_json()["job_id"])
+    assert (edited["report"]["sessions_ingested"], edited["report"]["sessions_skipped"]) == (2, 4)
+    assert (edited["report"]["updated"], edited["report"]["updated_ids"]) == (2, ["m1", "m5"])
 
 
 def test_recent_episodes_view(client, keys):

@@ -245,6 +245,24 @@ def test_partial_mode_stores_the_valid_items_and_reports_each(hostile, hm_servic
     assert [r["d"] for r in stored] == ["p1", "p4"]
 
 
+def test_resending_a_message_id_with_other_text_reports_it_updated(hostile, hm_service):
+    client, headers, _ = hostile
+    url = "/v1/memories/edited-1/messages"
+    first = client.post(url, headers=headers, json=body(msg(1), msg(2, text="Then I cooked bacalhau."), partial=True))
+    assert [s["status"] for s in first.get_json()["statuses"]] == ["stored", "stored"]
+    assert first.get_json()["report"]["updated"] == 0
+    edited = client.post(
+        url,
+        headers=headers,
+        json=body(msg(1, text="I went hiking near Braga today."), msg(2, text="Then I cooked bacalhau."), partial=True),
+    )
+    reply = edited.get_json()
+    assert [(s["message_id"], s["status"]) for s in reply["statuses"]] == [("h1", "updated"), ("h2", "stored")]
+    assert (reply["report"]["updated"], reply["report"]["updated_ids"], reply["report"]["turns"]) == (1, ["h1"], 2)
+    texts = hm_service.store.run_cypher("MATCH (t:Turn) WHERE t.memory_id = 'edited-1' RETURN t.text AS x ORDER BY x")
+    assert [r["x"] for r in texts] == ["I went hiking near Braga today.", "Then I cooked bacalhau."]
+
+
 def test_odd_but_legal_values_are_stored_and_read_back(hostile, hm_service):
     client, headers, before = hostile
     for n, (name, fields) in enumerate(ACCEPTED):

@@ -168,3 +168,41 @@ def test_memories_are_independent(hm_service, hm_ingested):
     before = hm_service.store.counts(hm_ingested.memory_id)
     _ingest_copy(hm_service, "other-a")
     assert hm_service.store.counts(hm_ingested.memory_id) == before
+
+
+def _two_messages(first_session: str = "s1") -> list[Message]:
+    return [
+        Message("1", "Caroline", "I adopted a grey cat called Pixel from the shelter yesterday!",
+                datetime(2023, 7, 2, 18, 0), first_session),
+        Message("2", "Melanie", "Lovely! I am off to a pottery workshop in Lisbon next week.",
+                datetime(2023, 7, 2, 18, 1), "s1"),
+    ]  # fmt: skip
+
+
+def test_moving_a_message_to_another_session_rebuilds_its_old_session_too(hm_service):
+    memory = "moved"
+    first = hm_service.ingest_messages(memory, _two_messages())
+    assert (first.episodes, first.persons, first.locations, first.updated) == (1, 2, 1, 0)
+    moved = hm_service.ingest_messages(memory, [_two_messages("s2")[0]])
+    assert (moved.sessions_ingested, moved.sessions_skipped) == (2, 0)  # s2 (new) and s1 (left)
+    assert (moved.updated, moved.updated_ids) == (1, ["1"])
+    assert (moved.turns, moved.episodes, moved.persons, moved.locations) == (2, 2, 2, 1)
+    sessions = {e["session"] for e in _episodes(hm_service, memory).values()}
+    assert sessions == {"s1", "s2"}
+    melanie = hm_service.store.run_cypher(
+        "MATCH (e:Episode)-[:HAS_HYPEREDGE]->(:Hyperedge)-[:MEMBER]->(l:Location) "
+        "WHERE e.memory_id = $m RETURN e.session AS session, l.name AS name",
+        {"m": memory},
+    )
+    assert [(r["session"], r["name"]) for r in melanie] == [("s1", "Lisbon")]
+    again = hm_service.ingest_messages(memory, [_two_messages("s2")[0]])
+    assert (again.sessions_ingested, again.sessions_skipped, again.updated) == (0, 1, 0)
+
+
+def test_moving_every_message_out_of_a_session_leaves_it_empty(hm_service):
+    memory = "emptied"
+    hm_service.ingest_messages(memory, _two_messages())
+    moved = [Message(m.message_id, m.speaker, m.text, m.timestamp, "s3") for m in _two_messages()]
+    report = hm_service.ingest_messages(memory, moved)
+    assert (report.sessions_ingested, report.updated, report.turns, report.persons, report.locations) == (2, 2, 2, 2, 1)
+    assert {e["session"] for e in _episodes(hm_service, memory).values()} == {"s3"}

@@ -105,7 +105,8 @@ class IngestJobs:
                     return  # the memory was deleted while the job waited
                 done, report = 0, None
                 for chunk in session_chunks(messages, self.chunk_size):
-                    report = self.service.ingest_messages(memory_id, chunk)
+                    last = self.service.ingest_messages(memory_id, chunk)
+                    report = last if report is None else last.after(report)
                     done += len(chunk)
                     beat(done)
         except Exception as exc:

@@ -75,7 +75,8 @@ def ingest(body: dict, memory_id: str):
     synchronous limit (50 by default) are ingested before answering (200, with the report);
     larger ones are queued (202, with a job id to poll). Every bad message is reported (422,
     ``errors.json.messages.{index}.{field}``); with ``"partial": true`` the valid messages are
-    stored and ``statuses`` gives a status per message.
+    stored and ``statuses`` gives a status per message (``updated`` when a message id already
+    stored came with other content: that message was replaced and its sessions rebuilt).
     """
     current = state()
     items = body["messages"]
@@ -87,6 +88,7 @@ def ingest(body: dict, memory_id: str):
     claimed = auth.owner_of(current.store, memory_id) is None
     auth.authorize_memory(current.store, memory_id, claim=True)
     out = {"memory_id": memory_id, "messages": len(messages)}
+    item_statuses: list[dict[str, Any]] = []
     if body["partial"]:
         out["rejected"] = len(rejected)
         done = "stored" if len(messages) <= current.sync_batch_limit else "queued"
@@ -97,7 +99,8 @@ def ingest(body: dict, memory_id: str):
             given = items[i]
             given_id = given.message_id if isinstance(given, RejectedItem) else given["message_id"]
             statuses[i] = {"index": i, "message_id": given_id, "status": "rejected", "errors": errors}
-        out["statuses"] = [statuses[i] for i in sorted(statuses)]
+        item_statuses = [statuses[i] for i in sorted(statuses)]
+        out["statuses"] = item_statuses
     if len(messages) <= current.sync_batch_limit:
         try:
             report = current.jobs.ingest_now(
@@ -107,6 +110,10 @@ def ingest(body: dict, memory_id: str):
             if claimed:
                 auth.release_claim(current.store, memory_id)
             raise
+        edited = set(report["updated_ids"])
+        for status in item_statuses:
+            if status["status"] == "stored" and status["message_id"] in edited:
+                status["status"] = "updated"
         return {**out, "status": "done", "job_id": None, "report": report}
     job_id = current.jobs.submit(memory_id, messages)
     return (

@@ -189,7 +189,14 @@ class IngestRequestSchema(RequestSchema):
 class ItemStatusSchema(Schema):
     index = fields.Integer(required=True, metadata={"description": "Position in the request's messages."})
     message_id = fields.Raw(allow_none=True)
-    status = fields.String(required=True, validate=validate.OneOf(["stored", "queued", "rejected"]))
+    status = fields.String(
+        required=True,
+        validate=validate.OneOf(["stored", "updated", "queued", "rejected"]),
+        metadata={
+            "description": "stored (new or unchanged), updated (a stored message id with other content, "
+            "replaced), queued, or rejected."
+        },
+    )
     errors = fields.Dict(allow_none=True, metadata={"description": "Why a rejected item was refused, by field."})
 
 

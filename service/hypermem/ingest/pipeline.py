@@ -6,6 +6,8 @@ Incremental and idempotent by construction:
   next one, and an unchanged session is skipped;
 - a changed session (new live messages, edited text) is rebuilt alone: its episodes,
   facts and hyperedges are replaced, then topics are updated incrementally, never rebuilt;
+- a message id sent again with other text, speaker, session or timestamp replaces the stored
+  turn (an edit, counted in ``IngestReport.updated``); the sessions it left and joined are both rebuilt;
 - every write MERGEs by id, so writing the same batch twice leaves the same graph.
 """
 
@@ -67,8 +69,20 @@ class IngestReport:
     hyperedges: int = 0
     sessions_ingested: int = 0
     sessions_skipped: int = 0
+    updated: int = 0
+    updated_ids: list[str] = field(default_factory=list)
     llm: bool = False
     elapsed_s: float = 0.0
+
+    def after(self, earlier: IngestReport) -> IngestReport:
+        """This report with the per-call counters (sessions, ``updated``, ``elapsed_s`` in seconds) of
+        ``earlier`` added: one report for an ingest made of several calls; memory-wide totals stay this call's."""
+        self.sessions_ingested += earlier.sessions_ingested
+        self.sessions_skipped += earlier.sessions_skipped
+        self.updated += earlier.updated
+        self.updated_ids = earlier.updated_ids + self.updated_ids
+        self.elapsed_s = round(self.elapsed_s + earlier.elapsed_s, 3)
+        return self
 
 
 @dataclass
@@ -136,8 +150,9 @@ class Ingestor:
                     python_done.set()
                 embedded.result()
             for session in sessions:
-                self._build_episodes(memory_id, session)
-                self._build_facts(memory_id, session)
+                if session.turns:  # a session every turn moved out of is only cleared
+                    self._build_episodes(memory_id, session)
+                    self._build_facts(memory_id, session)
             self._embed_facts(sessions)
             self._write(memory_id, sessions, progress)
         report.elapsed_s = round(time.perf_counter() - started, 3)
@@ -145,24 +160,32 @@ class Ingestor:
 
     # --- stage 1: turns ----------------------------------------------------------------
     def _changed_sessions(self, memory_id: str, messages: list[Message], report: IngestReport) -> list[_Session]:
+        """The sessions to rebuild: those of ``messages`` and the old sessions of moved messages, each with
+        the turns it holds after this call; counts skipped sessions and edited messages into ``report``."""
         session_ids = list(dict.fromkeys(m.session_id for m in messages))
-        stored = {
-            row["id"]: row
-            for row in self.store.query("ingest/session_turns", memory_id=memory_id, sessions=session_ids)
-        }
         max_seq = self.store.query("ingest/max_seq", memory_id=memory_id)[0]["max_seq"]
         drafts: list[TurnDraft] = to_drafts(memory_id, messages, first_seq=(max_seq if max_seq is not None else -1) + 1)
+        stored = {
+            row["id"]: row
+            for row in self.store.query(
+                "ingest/session_turns", memory_id=memory_id, sessions=session_ids, ids=[d.turn.id for d in drafts]
+            )
+        }
         by_session: dict[str, dict[str, Turn]] = {s: {} for s in session_ids}
         for row in stored.values():
             turn = Turn(**{k: row[k] for k in ("id", "dia_id", "speaker", "text", "timestamp", "session", "seq")},
                         memory_id=memory_id, embedding=row["embedding"])  # fmt: skip
-            by_session[row["session"]][turn.id] = turn
+            by_session.setdefault(row["session"], {})[turn.id] = turn
         for draft in drafts:
             old = stored.get(draft.turn.id)
             if old is not None:
                 draft.turn.seq = old["seq"]
                 if old["text"] == draft.turn.text:
                     draft.turn.embedding = old["embedding"]
+                if any(old[k] != getattr(draft.turn, k) for k in ("speaker", "text", "timestamp", "session")):
+                    report.updated += 1
+                    report.updated_ids.append(draft.turn.dia_id)
+                del by_session[old["session"]][draft.turn.id]
             by_session[draft.turn.session][draft.turn.id] = draft.turn
         done = {row["session"]: row["hash"] for row in self.store.query("ingest/session_states", memory_id=memory_id)}
         changed = []
