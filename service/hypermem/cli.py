@@ -1,10 +1,16 @@
-"""The ``hypermem`` command line: ingest, query, eval, serve, doctor."""
+"""The ``hypermem`` command line: ingest, query, eval, serve, doctor.
+
+Everything printed for reading (tables, context, errors) shows control characters as ``\\xNN``
+(``hypermem.text.visible``); ``--json`` output is exact JSON.
+"""
 
 from __future__ import annotations
 
 import logging
 
 import typer
+
+from hypermem.text import visible
 
 app = typer.Typer(help="hypermem: a hypergraph memory for long-term conversational agents.", no_args_is_help=True)
 ingest_app = typer.Typer(help="Ingest conversations into memory.", no_args_is_help=True)
@@ -26,11 +32,11 @@ def run() -> None:
     try:
         app()
     except (IngestInputError, LocomoFormatError, QueryError, StoreError, EmbeddingModelError, OSError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(visible(f"error: {exc}"), err=True)
         raise SystemExit(2) from None
     except ValidationError as exc:
         problems = "; ".join(f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
-        typer.echo(f"error: bad setting: {problems}", err=True)
+        typer.echo(visible(f"error: bad setting: {problems}"), err=True)
         raise SystemExit(2) from None
 
 
@@ -67,6 +73,7 @@ def _show_table(console, title: str, headers: list[str], rows: list[list[str]]) 
     headers, one line per row (whitespace inside a cell becomes one space)."""
     from rich.table import Table
 
+    rows = [[visible(str(cell)) for cell in row] for row in rows]
     if console.is_terminal:
         table = Table(*headers, title=title)
         for row in rows:
@@ -91,7 +98,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
     try:
         convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
     except (OSError, LocomoFormatError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(visible(f"error: {exc}"), err=True)
         raise typer.Exit(2) from exc
     reports = []
     columns = [
@@ -128,13 +135,14 @@ def _print_result(result: dict, as_json: bool) -> None:
     import json
 
     from rich.console import Console
+    from rich.markup import escape
 
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return
     console = Console()
     stop = result["stop"]
-    console.print(f"[bold]{result['query']}[/bold]  ({result['analysis']['query_type']} query; stopped by "
+    console.print(f"[bold]{escape(visible(result['query']))}[/bold]  ({result['analysis']['query_type']} query; stopped by "
                   f"{stop['rule']}: kept {stop['cut_at']} of {stop['considered']} facts (cut_at {stop['cut_at']}); "
                   f"{len(result['turns'])} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
     rows = []
@@ -153,9 +161,9 @@ def _print_result(result: dict, as_json: bool) -> None:
         )
     _show_table(console, "evidence turns", ["dia_id", "score", "turn", "path"], rows)
     if result.get("answer"):
-        console.print(f"[bold]answer:[/bold] {result['answer']}")
+        console.print(f"[bold]answer:[/bold] {escape(visible(result['answer']))}")
     console.print(f"[bold]context[/bold] ({result['context_tokens']} tokens, {result['timings_ms']['total']:.0f} ms):")
-    console.print(result["context"], markup=False, highlight=False, soft_wrap=not console.is_terminal)
+    console.print(visible(result["context"]), markup=False, highlight=False, soft_wrap=not console.is_terminal)
 
 
 @ingest_app.command("locomo")
@@ -205,7 +213,7 @@ def query(
         try:
             result = svc.query(memory, text, **overrides)
         except QueryError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(visible(f"error: {exc}"), err=True)
             raise typer.Exit(2) from exc
         _print_result(result, as_json)
 
