@@ -101,6 +101,7 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("truncated JSON", None, "raw", (json.dumps(body(msg())).encode()[:-3], "application/json")),
     ("invalid UTF-8 bytes", None, "raw", (b'{"messages": [{"text": "\xff\xfe"}]}', "application/json")),
     ("plain text content type", None, "raw", (b"hello", "text/plain")),
+    ("JSON sent as form data", None, "raw", (json.dumps(body(msg())).encode(), "application/x-www-form-urlencoded")),
     ("empty body", None, "raw", (b"", "application/json")),
     (
         "body over the byte limit",
@@ -302,6 +303,20 @@ def test_chunked_body_over_the_limit_is_413(hostile):
                      input_stream=io.BytesIO(small), content_type="application/json",
                      environ_overrides={"wsgi.input_terminated": True})  # fmt: skip
     assert ok.status_code == 200, ok.get_json()
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None])
+@pytest.mark.parametrize("route", ["/v1/memories/fresh-type/messages", f"/v1/memories/{SEED}/query"])
+def test_a_json_route_refuses_another_content_type_with_415(hostile, hm_service, route, content_type):
+    """A valid JSON text under the wrong Content-Type: 415 naming application/json, not a 422 "Missing data"."""
+    client, headers, before = hostile
+    data = json.dumps(body(msg()) if route.endswith("messages") else {"query": "Who adopted a puppy?"})
+    kwargs = {"content_type": content_type} if content_type else {}
+    response = client.post(route, headers=headers, data=data, **kwargs)
+    assert response.status_code == 415, response.get_data(as_text=True)
+    assert response.get_json()["code"] == 415 and "application/json" in response.get_json()["message"]
+    assert not hm_service.store.run_cypher("MATCH (n) WHERE n.memory_id = 'fresh-type' RETURN n.id LIMIT 1")
+    assert hm_service.store.counts(SEED) == before
 
 
 def test_swagger_ui_is_served_offline(hostile):
