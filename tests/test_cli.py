@@ -201,3 +201,30 @@ def test_a_control_character_in_a_speaker_is_refused_naming_the_field(cli_env, t
     err = capsys.readouterr().err
     assert exited.value.code == 2
     assert err == "error: testconv: messages[0].speaker: must not contain control characters\n"
+
+
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
+def test_a_closed_stdout_ends_quietly_with_0(unbuffered):
+    """stdout's reader already gone: buffered, the exit flush meets it; unbuffered, click's write does."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered, "COLUMNS": "80"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "hypermem.cli", "--help"], stdout=write_end,
+                              stderr=subprocess.PIPE, env=env, timeout=120)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, b"")
+
+
+def test_output_piped_into_head_ends_with_0():
+    import subprocess
+    import sys
+
+    command = f"{sys.executable} -m hypermem.cli --help | head -2; echo \"status ${{PIPESTATUS[0]}}\" >&2"
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+    assert done.stderr == "status 0\n" and "Usage:" in done.stdout

@@ -7,6 +7,8 @@ Everything printed for reading (tables, context, errors) shows control character
 from __future__ import annotations
 
 import logging
+import os
+import sys
 
 import typer
 
@@ -20,7 +22,42 @@ app.add_typer(eval_app, name="eval")
 
 
 def run() -> None:
-    """Console entry point: known user errors print one line naming the field and exit 2, without a traceback."""
+    """Console entry point: known user errors print one line naming the field and exit 2, without a traceback.
+
+    A reader that closes stdout early (``hypermem query … | head -1``) ends the command quietly with 0.
+    """
+    stdout, was_devnull = sys.stdout, _is_devnull(1)
+    try:
+        try:
+            _run_app()
+        finally:
+            sys.stdout.flush()  # a reader gone away shows here, not in the interpreter's exit flush
+    except BrokenPipeError:
+        _stdout_closed()
+    except SystemExit:
+        # click (wraps stdout) or rich (points fd 1 at devnull) met the closed pipe first; both exit 1
+        if sys.stdout is not stdout or (not was_devnull and _is_devnull(1)):
+            _stdout_closed()
+        raise
+
+
+def _is_devnull(fd: int) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(os.devnull))
+    except OSError:
+        return False
+
+
+def _stdout_closed() -> None:
+    """Exit 0 after stdout's reader went away; stdout points at devnull so no exit flush fails
+    (the Python documentation's recipe, "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(0)
+
+
+def _run_app() -> None:
+    """The typer app, with known user errors as one line on stderr and exit 2."""
     from pydantic import ValidationError
 
     from hypermem.embed import EmbeddingModelError
@@ -372,7 +409,6 @@ def serve(
     HYPERMEM_ADMIN_KEY to be able to create tenant keys (``POST /v1/tenants/{tenant}/keys``).
     """
     import signal
-    import sys
 
     from hypermem.api import create_app
     from hypermem.config import Settings
