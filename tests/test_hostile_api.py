@@ -289,7 +289,8 @@ def _ids(service, memory_id: str) -> list[str]:
 
 
 def test_chunked_body_over_the_limit_is_413(hostile):
-    """A body without Content-Length (chunked) reaching the limit: 413, not 400 "Invalid JSON body"."""
+    """A body without Content-Length (chunked) reaching the limit: 413, not 400 "Invalid JSON body";
+    a declared one gets the same message."""
     import io
 
     client, headers, _ = hostile
@@ -298,6 +299,10 @@ def test_chunked_body_over_the_limit_is_413(hostile):
                            input_stream=io.BytesIO(data), content_type="application/json",
                            environ_overrides={"wsgi.input_terminated": True})  # fmt: skip
     assert response.status_code == 413 and response.get_json()["code"] == 413
+    assert response.get_json()["message"] == f"the request body reaches the limit of {MAX_BYTES} bytes"
+    declared = client.post("/v1/memories/fresh-declared/messages", headers=headers, data=data,
+                           content_type="application/json")  # fmt: skip
+    assert declared.status_code == 413 and declared.get_json()["message"] == response.get_json()["message"]
     small = json.dumps(body(msg(text="not chunked at the limit"))).encode()
     ok = client.post("/v1/memories/fresh-chunked-ok/messages", headers={**headers, "Transfer-Encoding": "chunked"},
                      input_stream=io.BytesIO(small), content_type="application/json",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 
 import typer
@@ -77,11 +78,24 @@ def _run_app() -> None:
         raise SystemExit(2) from None
 
 
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _plain_record(record: logging.LogRecord) -> bool:
+    """A log filter for a stderr that is not a terminal: drops colour codes (werkzeug's banner and
+    request lines) and shows any other control character as ``\\xNN``."""
+    record.msg, record.args = visible(_SGR.sub("", record.getMessage())), None
+    return True
+
+
 @app.callback()
 def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level.")) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    if not sys.stderr.isatty():
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_plain_record)
 
 
 SAMPLE_QUESTION = "When did Tomas start volunteering at the community garden?"
