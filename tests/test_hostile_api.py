@@ -314,7 +314,8 @@ def test_chunked_body_over_the_limit_is_413(hostile):
 @pytest.mark.parametrize("route", ["/v1/memories/fresh-type/messages", f"/v1/memories/{SEED}/query"])
 def test_a_json_route_refuses_another_content_type_with_415(hostile, hm_service, route, content_type):
     """A valid JSON text under the wrong Content-Type: 415 naming application/json, not a 422 "Missing data"."""
-    client, headers, before = hostile
+    client, headers, _ = hostile
+    before = hm_service.store.counts(SEED)
     data = json.dumps(body(msg()) if route.endswith("messages") else {"query": "Who adopted a puppy?"})
     kwargs = {"content_type": content_type} if content_type else {}
     response = client.post(route, headers=headers, data=data, **kwargs)
