@@ -186,9 +186,9 @@ def test_control_characters_in_an_error_are_escaped(cli_env, tmp_path):
 
 def test_a_control_character_in_a_speaker_is_refused_naming_the_field(cli_env, tmp_path, monkeypatch, capsys):
     """Through the console entry point ``run`` (one line naming the field, exit 2)."""
-    from hypermem.cli import run as entry_point
-
     from conftest import make_testconv_record
+
+    from hypermem.cli import run as entry_point
 
     record = make_testconv_record()
     record["conversation"]["session_1"][0]["speaker"] = "Nadia\x1b[31m"
@@ -225,6 +225,6 @@ def test_output_piped_into_head_ends_with_0():
     import subprocess
     import sys
 
-    command = f"{sys.executable} -m hypermem.cli --help | head -2; echo \"status ${{PIPESTATUS[0]}}\" >&2"
+    command = f'{sys.executable} -m hypermem.cli --help | head -2; echo "status ${{PIPESTATUS[0]}}" >&2'
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
     assert done.stderr == "status 0\n" and "Usage:" in done.stdout

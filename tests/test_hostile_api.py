@@ -310,7 +310,9 @@ def test_chunked_body_over_the_limit_is_413(hostile):
     assert ok.status_code == 200, ok.get_json()
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None])
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
 @pytest.mark.parametrize("route", ["/v1/memories/fresh-type/messages", f"/v1/memories/{SEED}/query"])
 def test_a_json_route_refuses_another_content_type_with_415(hostile, hm_service, route, content_type):
     """A valid JSON text under the wrong Content-Type: 415 naming application/json, not a 422 "Missing data"."""

@@ -31,9 +31,7 @@ def visible(value: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
 
 
-def text_problem(
-    value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False
-) -> str | None:
+def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:
     """What makes ``value`` unusable as stored text, or None. ``identifier``: also no control character
     but tab, newline, carriage return (a speaker); ``key``: an identifier without '/' (a message or session id)."""
     if not isinstance(value, str):
