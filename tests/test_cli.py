@@ -151,3 +151,80 @@ def test_ingest_json_prints_the_reports_only(cli_env, tmp_path, hm_testconv_file
     assert result.exit_code == 0, result.output
     [report] = json.loads(result.stdout)
     assert report["memory_id"] == "testconv" and report["turns"] == 22 and report["sessions_ingested"] == 3
+
+
+ANSI = "\x1b[31m red \x1b]0;pwned\x07"
+
+
+def test_control_characters_in_text_are_stored_but_printed_escaped(cli_env, tmp_path):
+    """A turn with ANSI/terminal-title escapes: stored exactly (the JSON has them), printed as \\xNN."""
+    from conftest import TESTCONV_SESSIONS, make_testconv_record
+
+    original = TESTCONV_SESSIONS[0][1][0]["text"]
+    path = tmp_path / "ansi.json"
+    path.write_text(json.dumps([make_testconv_record(edits={"D1:1": f"{original} {ANSI}"})]), encoding="utf-8")
+    cli_env(tmp_path / "ansi")
+    ingested = run("ingest", "locomo", str(path))
+    assert ingested.exit_code == 0, ingested.output
+    question = "When did Nadia run the half marathon? \x1b[2J"
+    shown = run("query", "--memory", "testconv", question)
+    assert shown.exit_code == 0, shown.output
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout
+    assert "\\x1b[31m red \\x1b]0;pwned\\x07" in shown.stdout  # the turn, in the table and the context
+    assert "half marathon? \\x1b[2J" in shown.stdout  # the query line
+    as_json = json.loads(run("query", "--memory", "testconv", "--json", question).stdout)
+    assert as_json["query"] == question
+    assert f"{original} {ANSI}" in [t["text"] for t in as_json["turns"]]
+
+
+def test_control_characters_in_an_error_are_escaped(cli_env, tmp_path):
+    cli_env(tmp_path / "db")
+    result = run("ingest", "locomo", str(tmp_path / "no\x1b]0;pwned\x07.json"))
+    assert result.exit_code == 2
+    assert "\x1b" not in result.output and "no\\x1b]0;pwned\\x07.json" in result.output
+
+
+def test_a_control_character_in_a_speaker_is_refused_naming_the_field(cli_env, tmp_path, monkeypatch, capsys):
+    """Through the console entry point ``run`` (one line naming the field, exit 2)."""
+    from conftest import make_testconv_record
+
+    from hypermem.cli import run as entry_point
+
+    record = make_testconv_record()
+    record["conversation"]["session_1"][0]["speaker"] = "Nadia\x1b[31m"
+    path = tmp_path / "speaker.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    cli_env(tmp_path / "db")
+    monkeypatch.setattr("sys.argv", ["hypermem", "ingest", "locomo", str(path)])
+    with pytest.raises(SystemExit) as exited:
+        entry_point()
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert err == "error: testconv: messages[0].speaker: must not contain control characters\n"
+
+
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
+def test_a_closed_stdout_ends_quietly_with_0(unbuffered):
+    """stdout's reader already gone: buffered, the exit flush meets it; unbuffered, click's write does."""
+    import os
+    import subprocess
+    import sys
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered, "COLUMNS": "80"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "hypermem.cli", "--help"], stdout=write_end,
+                              stderr=subprocess.PIPE, env=env, timeout=120)  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, b"")
+
+
+def test_output_piped_into_head_ends_with_0():
+    import subprocess
+    import sys
+
+    command = f'{sys.executable} -m hypermem.cli --help | head -2; echo "status ${{PIPESTATUS[0]}}" >&2'
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
+    assert done.stderr == "status 0\n" and "Usage:" in done.stdout

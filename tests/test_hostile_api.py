@@ -51,6 +51,12 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("NUL in speaker", "speaker", "ingest", body(msg(speaker="A\x00"))),
     ("NUL in message_id", "message_id", "ingest", body(msg(message_id="a\x00"))),
     ("NUL in session_id", "session_id", "ingest", body(msg(session_id="\x00"))),
+    ("ESC in message_id", "message_id", "ingest", body(msg(message_id="m\x1b[31m"))),
+    ("terminal-title escape in speaker", "speaker", "ingest", body(msg(speaker="Ana\x1b]0;pwned\x07"))),
+    ("C1 control in speaker", "speaker", "ingest", body(msg(speaker="Ana\x9b"))),
+    ("BEL in session_id", "session_id", "ingest", body(msg(session_id="s\x07"))),
+    ("SOH in session_id", "session_id", "ingest", body(msg(session_id="\x01"))),
+    ("DEL in message_id", "message_id", "ingest", body(msg(message_id="m\x7f"))),
     ("slash in message_id", "message_id", "ingest", body(msg(message_id="a/b"))),
     ("slash in session_id", "session_id", "ingest", body(msg(session_id="x/y"))),
     ("empty message_id", "message_id", "ingest", body(msg(message_id=""))),
@@ -95,6 +101,7 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("truncated JSON", None, "raw", (json.dumps(body(msg())).encode()[:-3], "application/json")),
     ("invalid UTF-8 bytes", None, "raw", (b'{"messages": [{"text": "\xff\xfe"}]}', "application/json")),
     ("plain text content type", None, "raw", (b"hello", "text/plain")),
+    ("JSON sent as form data", None, "raw", (json.dumps(body(msg())).encode(), "application/x-www-form-urlencoded")),
     ("empty body", None, "raw", (b"", "application/json")),
     (
         "body over the byte limit",
@@ -155,7 +162,8 @@ ACCEPTED: list[tuple[str, dict]] = [
     ("zero-width characters", {"text": "zero\u200bwidth\ufeff text", "speaker": "Z\u200b"}),
     ("combining marks", {"text": "Zalgo z\u0336\u0335a\u0334l", "speaker": "Jose\u0301"}),
     ("CJK and emoji", {"text": "我去了东京 🗼 and 🐕", "speaker": "李雷"}),
-    ("control characters", {"text": "bell \x07 escape \x1b[31m red", "speaker": "Ana\x1b"}),
+    ("control characters in text", {"text": "bell \x07 escape \x1b[31m red \x1b]0;pwned\x07 \x9b"}),
+    ("carriage return in message_id", {"message_id": "m\r"}),
     ("caption with trailing space", {"text": "", "image_caption": "a dog on a beach "}),
     ("long name-like span", {"text": "Meet " + " ".join(["Jean"] * 40) + " in Paris."}),
 ]
@@ -299,7 +307,8 @@ def _ids(service, memory_id: str) -> list[str]:
 
 
 def test_chunked_body_over_the_limit_is_413(hostile):
-    """A body without Content-Length (chunked) reaching the limit: 413, not 400 "Invalid JSON body"."""
+    """A body without Content-Length (chunked) reaching the limit: 413, not 400 "Invalid JSON body";
+    a declared one gets the same message."""
     import io
 
     client, headers, _ = hostile
@@ -308,11 +317,32 @@ def test_chunked_body_over_the_limit_is_413(hostile):
                            input_stream=io.BytesIO(data), content_type="application/json",
                            environ_overrides={"wsgi.input_terminated": True})  # fmt: skip
     assert response.status_code == 413 and response.get_json()["code"] == 413
+    assert response.get_json()["message"] == f"the request body reaches the limit of {MAX_BYTES} bytes"
+    declared = client.post("/v1/memories/fresh-declared/messages", headers=headers, data=data,
+                           content_type="application/json")  # fmt: skip
+    assert declared.status_code == 413 and declared.get_json()["message"] == response.get_json()["message"]
     small = json.dumps(body(msg(text="not chunked at the limit"))).encode()
     ok = client.post("/v1/memories/fresh-chunked-ok/messages", headers={**headers, "Transfer-Encoding": "chunked"},
                      input_stream=io.BytesIO(small), content_type="application/json",
                      environ_overrides={"wsgi.input_terminated": True})  # fmt: skip
     assert ok.status_code == 200, ok.get_json()
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+@pytest.mark.parametrize("route", ["/v1/memories/fresh-type/messages", f"/v1/memories/{SEED}/query"])
+def test_a_json_route_refuses_another_content_type_with_415(hostile, hm_service, route, content_type):
+    """A valid JSON text under the wrong Content-Type: 415 naming application/json, not a 422 "Missing data"."""
+    client, headers, _ = hostile
+    before = hm_service.store.counts(SEED)
+    data = json.dumps(body(msg()) if route.endswith("messages") else {"query": "Who adopted a puppy?"})
+    kwargs = {"content_type": content_type} if content_type else {}
+    response = client.post(route, headers=headers, data=data, **kwargs)
+    assert response.status_code == 415, response.get_data(as_text=True)
+    assert response.get_json()["code"] == 415 and "application/json" in response.get_json()["message"]
+    assert not hm_service.store.run_cypher("MATCH (n) WHERE n.memory_id = 'fresh-type' RETURN n.id LIMIT 1")
+    assert hm_service.store.counts(SEED) == before
 
 
 def test_swagger_ui_is_served_offline(hostile):

@@ -49,3 +49,25 @@ def test_sigterm_during_start_up_stops_its_embedded_server(tmp_path):
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
     assert _wait_no_server(data_dir) == []
+
+
+def test_serve_logs_plain_text_off_a_terminal(tmp_path):
+    """stderr is a pipe: werkzeug's banner and request lines come without ANSI colour codes."""
+    import urllib.request
+
+    data_dir = (tmp_path / "db").resolve()
+    proc = _serve(data_dir, 18933)
+    try:
+        lines = []
+        for line in proc.stderr:  # until the server listens
+            lines.append(line)
+            if "Running on" in line or "Press CTRL+C" in line:
+                break
+        assert urllib.request.urlopen("http://127.0.0.1:18933/v1/health", timeout=30).status == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=60)
+    err = "".join(lines) + rest
+    assert "development server" in err and "GET /v1/health" in err, err
+    assert "\x1b" not in err, err
+    assert _wait_no_server(data_dir) == []

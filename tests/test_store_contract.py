@@ -468,8 +468,25 @@ def test_neomodel_schema_declares_every_constraint_and_index():
 def test_unreachable_neo4j_is_a_store_error():
     from hypermem.store import StoreError
 
-    with pytest.raises(StoreError, match="not reachable"):
+    with pytest.raises(StoreError, match="not reachable") as info:
         open_store(Settings(store="bolt://127.0.0.1:1"))
+    assert "\n" not in str(info.value)  # one line, not the driver's dump
+
+
+@pytest.mark.neo4j
+def test_a_wrong_neo4j_password_is_reported_as_refused_credentials():
+    """One failed login only (Neo4j locks a user after a few in a row)."""
+    from engines import neo4j_credentials
+
+    from hypermem.store import StoreError
+
+    credentials = {**neo4j_credentials(), "neo4j_password": "hypermem-wrong-password"}
+    with pytest.raises(StoreError) as info:
+        open_store(Settings(**credentials, llm_base_url=None))
+    message = str(info.value)
+    assert message.startswith("Neo4j at ") and "hypermem-wrong-password" not in message and "\n" not in message
+    assert message.endswith(f"refused the credentials for user {credentials['neo4j_user']}"), message
+    assert "@" not in message.split(" refused")[0]  # the URL is shown without credentials
 
 
 def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedder):

@@ -1,10 +1,19 @@
-"""The ``hypermem`` command line: ingest, query, eval, serve, doctor."""
+"""The ``hypermem`` command line: ingest, query, eval, serve, doctor.
+
+Everything printed for reading (tables, context, errors) shows control characters as ``\\xNN``
+(``hypermem.text.visible``); ``--json`` output is exact JSON.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+import re
+import sys
 
 import typer
+
+from hypermem.text import visible
 
 app = typer.Typer(help="hypermem: a hypergraph memory for long-term conversational agents.", no_args_is_help=True)
 ingest_app = typer.Typer(help="Ingest conversations into memory.", no_args_is_help=True)
@@ -14,7 +23,42 @@ app.add_typer(eval_app, name="eval")
 
 
 def run() -> None:
-    """Console entry point: known user errors print one line naming the field and exit 2, without a traceback."""
+    """Console entry point: known user errors print one line naming the field and exit 2, without a traceback.
+
+    A reader that closes stdout early (``hypermem query … | head -1``) ends the command quietly with 0.
+    """
+    stdout, was_devnull = sys.stdout, _is_devnull(1)
+    try:
+        try:
+            _run_app()
+        finally:
+            sys.stdout.flush()  # a reader gone away shows here, not in the interpreter's exit flush
+    except BrokenPipeError:
+        _stdout_closed()
+    except SystemExit:
+        # click (wraps stdout) or rich (points fd 1 at devnull) met the closed pipe first; both exit 1
+        if sys.stdout is not stdout or (not was_devnull and _is_devnull(1)):
+            _stdout_closed()
+        raise
+
+
+def _is_devnull(fd: int) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(os.devnull))
+    except OSError:
+        return False
+
+
+def _stdout_closed() -> None:
+    """Exit 0 after stdout's reader went away; stdout points at devnull so no exit flush fails
+    (the Python documentation's recipe, "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(0)
+
+
+def _run_app() -> None:
+    """The typer app, with known user errors as one line on stderr and exit 2."""
     from pydantic import ValidationError
 
     from hypermem.embed import EmbeddingModelError
@@ -26,12 +70,22 @@ def run() -> None:
     try:
         app()
     except (IngestInputError, LocomoFormatError, QueryError, StoreError, EmbeddingModelError, OSError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(visible(f"error: {exc}"), err=True)
         raise SystemExit(2) from None
     except ValidationError as exc:
         problems = "; ".join(f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
-        typer.echo(f"error: bad setting: {problems}", err=True)
+        typer.echo(visible(f"error: bad setting: {problems}"), err=True)
         raise SystemExit(2) from None
+
+
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _plain_record(record: logging.LogRecord) -> bool:
+    """A log filter for a stderr that is not a terminal: drops colour codes (werkzeug's banner and
+    request lines) and shows any other control character as ``\\xNN``."""
+    record.msg, record.args = visible(_SGR.sub("", record.getMessage())), None
+    return True
 
 
 @app.callback()
@@ -39,6 +93,9 @@ def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INF
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    if not sys.stderr.isatty():
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_plain_record)
 
 
 SAMPLE_QUESTION = "When did Tomas start volunteering at the community garden?"
@@ -67,6 +124,7 @@ def _show_table(console, title: str, headers: list[str], rows: list[list[str]]) 
     headers, one line per row (whitespace inside a cell becomes one space)."""
     from rich.table import Table
 
+    rows = [[visible(str(cell)) for cell in row] for row in rows]
     if console.is_terminal:
         table = Table(*headers, title=title)
         for row in rows:
@@ -91,7 +149,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
     try:
         convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
     except (OSError, LocomoFormatError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(visible(f"error: {exc}"), err=True)
         raise typer.Exit(2) from exc
     reports = []
     columns = [
@@ -128,13 +186,14 @@ def _print_result(result: dict, as_json: bool) -> None:
     import json
 
     from rich.console import Console
+    from rich.markup import escape
 
     if as_json:
         typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
         return
     console = Console()
     stop = result["stop"]
-    console.print(f"[bold]{result['query']}[/bold]  ({result['analysis']['query_type']} query; stopped by "
+    console.print(f"[bold]{escape(visible(result['query']))}[/bold]  ({result['analysis']['query_type']} query; stopped by "
                   f"{stop['rule']}: kept {stop['cut_at']} of {stop['considered']} facts (cut_at {stop['cut_at']}); "
                   f"{len(result['turns'])} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
     rows = []
@@ -153,9 +212,9 @@ def _print_result(result: dict, as_json: bool) -> None:
         )
     _show_table(console, "evidence turns", ["dia_id", "score", "turn", "path"], rows)
     if result.get("answer"):
-        console.print(f"[bold]answer:[/bold] {result['answer']}")
+        console.print(f"[bold]answer:[/bold] {escape(visible(result['answer']))}")
     console.print(f"[bold]context[/bold] ({result['context_tokens']} tokens, {result['timings_ms']['total']:.0f} ms):")
-    console.print(result["context"], markup=False, highlight=False, soft_wrap=not console.is_terminal)
+    console.print(visible(result["context"]), markup=False, highlight=False, soft_wrap=not console.is_terminal)
 
 
 @ingest_app.command("locomo")
@@ -205,7 +264,7 @@ def query(
         try:
             result = svc.query(memory, text, **overrides)
         except QueryError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(visible(f"error: {exc}"), err=True)
             raise typer.Exit(2) from exc
         _print_result(result, as_json)
 
@@ -364,7 +423,6 @@ def serve(
     HYPERMEM_ADMIN_KEY to be able to create tenant keys (``POST /v1/tenants/{tenant}/keys``).
     """
     import signal
-    import sys
 
     from hypermem.api import create_app
     from hypermem.config import Settings

@@ -1,10 +1,20 @@
 """What makes a string unusable as stored or searched text, for every entry point (ingest, query).
 
 A graph engine takes no NUL inside a parameter; a lone surrogate (JSON allows ``"\\ud83d"``)
-breaks UTF-8 encoding, hashing and the tokenizer. Callers name the field in their own error.
+breaks UTF-8 encoding, hashing and the tokenizer. Identifiers (message, session and speaker
+names) also refuse C0/C1 control characters other than tab, newline and carriage return: they are
+printed as labels, where an ESC would drive the reader's terminal. Text and queries keep them
+(ANSI colours in a pasted log); ``visible`` escapes them for printing. Callers name the field in
+their own error.
 """
 
 from __future__ import annotations
+
+import re
+
+CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
+"""A regex character class body of the C0/C1 control characters except tab, newline and carriage return."""
+_CONTROL = re.compile(f"[{CONTROLS}]")
 
 
 def encodable(value: str) -> bool:
@@ -16,8 +26,14 @@ def encodable(value: str) -> bool:
     return True
 
 
-def text_problem(value: object, *, blank_ok: bool = False, key: bool = False) -> str | None:
-    """What makes ``value`` unusable as stored text, or None. ``key``: also no '/' (a message or session id)."""
+def visible(value: str) -> str:
+    """``value`` with every control character (``CONTROLS``) written as a ``\\xNN`` escape, for a terminal or pipe."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+
+
+def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:
+    """What makes ``value`` unusable as stored text, or None. ``identifier``: also no control character
+    but tab, newline, carriage return (a speaker); ``key``: an identifier without '/' (a message or session id)."""
     if not isinstance(value, str):
         return "missing or not a string"
     if not blank_ok and not value.strip():
@@ -26,6 +42,8 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False) ->
         return "is not valid UTF-8 (unpaired surrogate)"
     if "\x00" in value:
         return "contains a NUL character"
+    if (key or identifier) and _CONTROL.search(value):
+        return "must not contain control characters"
     if key and "/" in value:
         return "must not contain '/'"
     return None

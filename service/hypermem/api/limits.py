@@ -1,7 +1,11 @@
 """Request-body limits checked before any route parses a body (issue 9 §5, §7).
 
 - A body without ``Content-Length`` (chunked) that reaches ``Settings.max_request_bytes`` gets 413,
-  as a declared one does (werkzeug would hand the route a truncated body: "Invalid JSON body").
+  as a declared one does (werkzeug would hand the route a truncated body: "Invalid JSON body");
+  both say which limit they reach.
+- A route that reads a JSON body (a flask-smorest ``arguments`` in ``json``) gets 415 naming
+  ``application/json`` for any other Content-Type (form data, ``text/plain``, none), instead of
+  a misleading 422 "Missing data for required field".
 - A JSON body nested deeper than ``Settings.max_json_depth`` gets 400 naming ``json`` before the
   parser recurses into a ``RecursionError``.
 """
@@ -11,7 +15,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
-from flask import Flask, request
+from flask import Flask, current_app, request
 from flask_smorest import abort
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
@@ -25,6 +29,13 @@ def json_depth(body: bytes) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
+def reads_json(endpoint: str | None) -> bool:
+    """Whether the view of ``endpoint`` parses a JSON body (declared with flask-smorest ``arguments``)."""
+    view = current_app.view_functions.get(endpoint) if endpoint else None
+    parameters = getattr(view, "_apidoc", {}).get("arguments", {}).get("parameters", [])
+    return any(parameter["in"] == "json" for parameter in parameters)
+
+
 def install(app: Flask, max_bytes: int, max_depth: int) -> None:
     """Check every request with a body against ``max_bytes`` and ``max_depth``."""
 
@@ -32,9 +43,15 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
     def _check_body():
         if request.method not in ("POST", "PUT", "PATCH"):
             return
+        too_large = f"the request body reaches the limit of {max_bytes} bytes"
+        if (request.content_length or 0) > max_bytes:  # declared: refused before werkzeug reads it
+            abort(413, message=too_large)
         body = request.get_data(cache=True)
         if request.content_length is None and len(body) >= max_bytes:
-            abort(413, message=f"the request body reaches the limit of {max_bytes} bytes")
+            abort(413, message=too_large)
+        if not request.is_json and reads_json(request.endpoint):
+            abort(415, message=f"the body must be JSON: send Content-Type: application/json "
+                               f"(got {request.mimetype or 'none'})")  # fmt: skip
         if request.is_json and body:
             depth = json_depth(body)
             if depth > max_depth:

@@ -24,7 +24,7 @@ from marshmallow import (
     validates_schema,
 )
 
-from hypermem.text import encodable
+from hypermem.text import CONTROLS, encodable
 
 EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
@@ -34,7 +34,14 @@ _PATTERNS = {
     # (pattern, error) by kind; patterns go into the OpenAPI document, so generated clients comply.
     "text": (r"^[^\x00]*$", "must not contain NUL characters"),
     "non_blank": (r"^[^\x00]*[^\s\x00][^\x00]*$", "must not be blank or contain NUL characters"),
-    "key": (r"^[^/\x00]*[^\s/\x00][^/\x00]*$", "must not be blank or contain '/' or NUL characters"),
+    "identifier": (
+        rf"^[^{CONTROLS}]*[^\s{CONTROLS}][^{CONTROLS}]*$",
+        "must not be blank or contain control characters",
+    ),
+    "key": (
+        rf"^[^/{CONTROLS}]*[^\s/{CONTROLS}][^/{CONTROLS}]*$",
+        "must not be blank or contain '/' or control characters",
+    ),
 }
 
 
@@ -46,12 +53,21 @@ def _encodable(value: str) -> None:
 
 class Text(fields.String):
     """A string of at most ``max_length`` characters without NUL or lone surrogates. ``blank=False``
-    also refuses whitespace-only strings; ``key`` refuses blanks and '/' (an id of the caller's)."""
+    also refuses whitespace-only strings; ``identifier`` refuses blanks and control characters but tab,
+    newline and carriage return (a speaker); ``key`` also '/' (an id of the caller's)."""
 
     def __init__(
-        self, *, min_length: int = 0, max_length: int | None = 20_000, blank: bool = True, key: bool = False, **kwargs
+        self,
+        *,
+        min_length: int = 0,
+        max_length: int | None = 20_000,
+        blank: bool = True,
+        key: bool = False,
+        identifier: bool = False,
+        **kwargs,
     ):
-        pattern, error = _PATTERNS["key" if key else "text" if blank else "non_blank"]
+        kind = "key" if key else "identifier" if identifier else "text" if blank else "non_blank"
+        pattern, error = _PATTERNS[kind]
         validators: list[Callable[[Any], Any]] = [
             _encodable,
             validate.Length(min=min_length, max=max_length),
@@ -88,7 +104,7 @@ class MessageSchema(RequestSchema):
         key=True,
         metadata={"description": "Unique within the memory; re-sending it is a no-op."},
     )
-    speaker = Text(required=True, min_length=1, max_length=200, blank=False)
+    speaker = Text(required=True, min_length=1, max_length=200, identifier=True)
     text = Text(
         required=True,
         max_length=None,

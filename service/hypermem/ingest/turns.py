@@ -54,7 +54,7 @@ def message_problems(messages: list[Message], max_chars: int) -> dict[int, list[
         problems = []
         checks = {
             "message_id": text_problem(message.message_id, key=True),
-            "speaker": text_problem(message.speaker),
+            "speaker": text_problem(message.speaker, identifier=True),
             "text": text_problem(message.text, blank_ok=True),
             "session_id": text_problem(message.session_id, key=True),
             "image_caption": None

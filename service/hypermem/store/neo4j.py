@@ -25,7 +25,12 @@ from hypermem.store.dialect import Neo4jDialect
 
 log = logging.getLogger(__name__)
 
-_UNREACHABLE = (ServiceUnavailable, SessionExpired, AuthError)
+_UNREACHABLE = (ServiceUnavailable, SessionExpired)
+
+
+def _first_line(exc: Exception) -> str:
+    """The driver's message without its multi-line detail."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def connection_target(settings: Settings) -> tuple[str, tuple[str, str]]:
@@ -47,6 +52,7 @@ class Neo4jStore(GraphStore):
     def __init__(self, settings: Settings, *, connection_timeout_s: float = 10.0, **kwargs):
         super().__init__(**kwargs)
         self.uri, auth = connection_target(settings)
+        self.user = auth[0]
         self.database = settings.neo4j_database
         try:
             # Notifications off: every query on a label not yet written (a fresh store) would log a warning.
@@ -57,15 +63,26 @@ class Neo4jStore(GraphStore):
             raise StoreError(f"bad Neo4j URL {self.uri!r}: {exc}") from exc
         try:
             self.driver.verify_connectivity()
+        except AuthError as exc:
+            self.driver.close()
+            raise self._refused() from exc
         except (*_UNREACHABLE, OSError) as exc:
             self.driver.close()
-            raise StoreError(f"Neo4j at {self.uri} (database {self.database!r}) is not reachable: {exc}") from exc
+            raise StoreError(
+                f"Neo4j at {self.uri} (database {self.database!r}) is not reachable: {_first_line(exc)}"
+            ) from exc
+
+    def _refused(self) -> StoreError:
+        """A wrong user or password (``neo4j.exceptions.AuthError``): one line, no password."""
+        return StoreError(f"Neo4j at {self.uri} refused the credentials for user {self.user}")
 
     def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         try:
             records, _, _ = self.driver.execute_query(cypher, params or {}, database_=self.database)
+        except AuthError as exc:
+            raise self._refused() from exc
         except _UNREACHABLE as exc:
-            raise StoreError(f"Neo4j at {self.uri} is not reachable: {exc}") from exc
+            raise StoreError(f"Neo4j at {self.uri} is not reachable: {_first_line(exc)}") from exc
         return [record.data() for record in records]
 
     def _create_indexes(self, dimension: int) -> list[str]:
