@@ -122,6 +122,17 @@ def hm_make_settings(path: Path, **extra) -> Settings:
     return engine_settings("falkordb", path, **extra)
 
 
+@pytest.fixture(scope="session")
+def hm_extractor():
+    """The no-LLM element extractor (spaCy NER + dates); skips when the spaCy model is not installed."""
+    from hypermem.ingest.elements import ElementExtractor
+
+    found = ElementExtractor()
+    if not found.has_ner:
+        pytest.skip("spaCy model not installed")
+    return found
+
+
 @pytest.fixture(scope="session", params=ENGINES)
 def hm_engine(request) -> str:
     """The engine of the session store: ``"falkordb"``, then ``"neo4j"`` (marked ``neo4j``; skips without NEO4J_URI).

@@ -9,7 +9,6 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from hypermem.dates import DateResolver, TimeMention, find_dates, is_future
-from hypermem.ingest.elements import ElementExtractor
 
 CEST = timezone(timedelta(hours=2))
 
@@ -41,17 +40,9 @@ SENTENCES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def extractor() -> ElementExtractor:
-    found = ElementExtractor()
-    if not found.has_ner:
-        pytest.skip("spaCy model not installed")
-    return found
-
-
 @pytest.mark.parametrize(("sentence", "said", "expected"), SENTENCES)
-def test_sentence_dates(extractor, sentence, said, expected):
-    times = extractor.extract([sentence], [datetime.fromisoformat(said)])[0].times
+def test_sentence_dates(hm_extractor, sentence, said, expected):
+    times = hm_extractor.extract([sentence], [datetime.fromisoformat(said)])[0].times
     assert [t.value for t in times][:1] == [expected], times
 
 
@@ -97,7 +88,7 @@ def test_pattern_path_leans_to_the_future_in_a_plan():
     assert [m.value for m in find_dates("What did we do last weekend?", base, DateResolver())] == ["2024-06-01"]
 
 
-def test_the_bundled_sample_plans_the_garden_for_the_coming_saturday(extractor):
+def test_the_bundled_sample_plans_the_garden_for_the_coming_saturday(hm_extractor):
     from importlib import resources
 
     from hypermem.ingest.locomo import load_locomo
@@ -105,4 +96,4 @@ def test_the_bundled_sample_plans_the_garden_for_the_coming_saturday(extractor):
     (sample,) = load_locomo(str(resources.files("hypermem.samples").joinpath("sample-conversation.json")))
     turn = next(m for m in sample.messages if m.message_id == "D3:8")
     assert turn.timestamp.date().isoformat() == "2024-06-02"  # a Sunday
-    assert [t.value for t in extractor.extract([turn.text], [turn.timestamp])[0].times] == ["2024-06-08"]
+    assert [t.value for t in hm_extractor.extract([turn.text], [turn.timestamp])[0].times] == ["2024-06-08"]

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import pytest
 
-from hypermem.ingest.elements import ElementExtractor, is_pet_name, moved_to_places, person_name
+from hypermem.ingest.elements import is_pet_name, moved_to_places, person_name
 from hypermem.ingest.pipeline import Ingestor
 from hypermem.model import Fact
 
@@ -30,17 +30,9 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def extractor() -> ElementExtractor:
-    found = ElementExtractor()
-    if not found.has_ner:
-        pytest.skip("spaCy model not installed")
-    return found
-
-
 @pytest.mark.parametrize(("sentence", "persons", "not_persons", "locations"), CASES)
-def test_ner_rules(extractor, sentence, persons, not_persons, locations):
-    found = extractor.extract([sentence], [datetime(2024, 6, 2, 10)], SPEAKERS)[0]
+def test_ner_rules(hm_extractor, sentence, persons, not_persons, locations):
+    found = hm_extractor.extract([sentence], [datetime(2024, 6, 2, 10)], SPEAKERS)[0]
     assert persons <= set(found.persons)
     assert not not_persons & set(found.persons)
     assert locations <= set(found.locations)

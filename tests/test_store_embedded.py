@@ -47,9 +47,8 @@ def test_data_persists_across_close_and_reopen(tmp_path):
         assert store.counts("m") == {"Person": len(ROWS), "memberships": 0}
 
 
-def test_recovers_from_kill_9_with_stale_pid_and_socket(tmp_path):
-    """A run dies with its server: the writer process and redis-server both get SIGKILL."""
-    data_dir = tmp_path / "db"
+def _killed_writer(data_dir) -> int:
+    """Start the store at ``data_dir`` in a process that writes ``ROWS`` and gets SIGKILL; return its server's pid."""
     writer = (
         "import json, os, signal, sys\n"
         "from hypermem.store.falkordb import FalkorDBStore\n"
@@ -62,7 +61,13 @@ def test_recovers_from_kill_9_with_stale_pid_and_socket(tmp_path):
         [sys.executable, "-c", writer, str(data_dir), json.dumps(ROWS)], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == -signal.SIGKILL, done.stderr
-    server_pid = int(done.stdout.split()[0])
+    return int(done.stdout.split()[0])
+
+
+def test_recovers_from_kill_9_with_stale_pid_and_socket(tmp_path):
+    """A run dies with its server: the writer process and redis-server both get SIGKILL."""
+    data_dir = tmp_path / "db"
+    server_pid = _killed_writer(data_dir)
     os.kill(server_pid, signal.SIGKILL)
     _wait_gone(server_pid)
     server = EmbeddedFalkorDB(data_dir)
@@ -146,19 +151,7 @@ def test_graph_names_separate_graphs_on_one_server(tmp_path):
 def test_server_of_a_killed_run_is_adopted_and_stopped_by_the_next(tmp_path):
     """The starter gets SIGKILL and its server lives on; the next run adopts it and stops it at close."""
     data_dir = (tmp_path / "db").resolve()
-    writer = (
-        "import json, os, signal, sys\n"
-        "from hypermem.store.falkordb import FalkorDBStore\n"
-        "store = FalkorDBStore(sys.argv[1])\n"
-        "store.write('write/elements', json.loads(sys.argv[2]))\n"
-        "print(store.server.process.pid, flush=True)\n"
-        "os.kill(os.getpid(), signal.SIGKILL)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", writer, str(data_dir), json.dumps(ROWS)], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == -signal.SIGKILL, done.stderr
-    orphan = int(done.stdout.split()[0])
+    orphan = _killed_writer(data_dir)
     assert servers_of(data_dir) == [orphan]  # the starter is gone, its server is not
 
     store = FalkorDBStore(data_dir)
