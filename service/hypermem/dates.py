@@ -103,6 +103,11 @@ class TimeMention:
         return str(parts[0])
 
 
+def said_on(timestamp: str) -> str:
+    """``"8 May 2023"`` from an ISO timestamp: the date label of fact lines and context lines alike."""
+    return datetime.fromisoformat(timestamp).strftime("%-d %B %Y")
+
+
 def is_future(sentence: str) -> bool:
     """True when ``sentence`` speaks of a plan or the future ("will", "going to", "see you", "next", ...)."""
     return bool(_FUTURE.search(sentence))

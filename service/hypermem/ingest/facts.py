@@ -13,10 +13,9 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Protocol
 
-from hypermem.dates import annotate_dates
+from hypermem.dates import annotate_dates, said_on
 from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.passages import PassageSplitter, prose_of
@@ -53,11 +52,6 @@ class FactExtractor(Protocol):
         """Facts of one episode's turns (``previous[i]`` is the turn before ``turns[i]``, or None)."""
 
 
-def said_on(turn: Turn) -> str:
-    """``"8 May 2023"`` from a turn's ISO timestamp."""
-    return datetime.fromisoformat(turn.timestamp).strftime("%-d %B %Y")
-
-
 def is_content_bearing(text: str) -> bool:
     """True when a turn says something beyond greetings and thanks (3+ non-phatic words)."""
     words = [w.lower() for w in _WORD.findall(text)]
@@ -86,7 +80,7 @@ class TurnFactExtractor:
             if not is_content_bearing(turn.text) and not found.times:
                 continue
             text = annotate_dates(turn.text, found.times)
-            content = f"{turn.speaker} said on {said_on(turn)}: {text}"
+            content = f"{turn.speaker} said on {said_on(turn.timestamp)}: {text}"
             keywords = self.keywords.top(prose_of(turn.text), TURN_KEYWORDS)
             replies = before is not None and before.speaker != turn.speaker and before.text.rstrip().endswith("?")
             facts.append(
@@ -116,7 +110,7 @@ class TurnFactExtractor:
                 text, keywords = annotate_dates(passage.text, found.times), self.keywords.top(passage.text, 5)
             drafts.append(
                 FactDraft(
-                    content=f"{turn.speaker} said on {said_on(turn)} ({label}): {text}",
+                    content=f"{turn.speaker} said on {said_on(turn.timestamp)} ({label}): {text}",
                     potential=[],
                     keywords=keywords,
                     date=turn.timestamp[:10],

@@ -7,7 +7,7 @@ no evidence credit and would only add tokens.
 
 from __future__ import annotations
 
-from datetime import datetime
+from hypermem.dates import said_on
 
 TURN_CHARS = 800  # a long turn listed as itself shows its beginning, about one passage (its passages carry the rest)
 
@@ -54,7 +54,7 @@ def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
             covered.update(ids)
     for turn in turns:
         if turn["dia_id"] not in covered:  # the same shape as a no-LLM fact: "[D1:3] Ana said on 8 May 2023: …"
-            said = datetime.fromisoformat(turn["timestamp"]).strftime("%-d %B %Y")
+            said = said_on(turn["timestamp"])
             words = turn.get("snippet") or shorten(turn["text"])
             lines.append(f"[{turn['dia_id']}] {turn['speaker']} said on {said}: {words}")
     return f"Memory for: {query}\n" + "\n".join(lines)
