@@ -85,6 +85,10 @@ class Settings(BaseSettings):
     turn_budget: int = Field(
         default=8, ge=1, le=200, description="Most turns one answer returns (HiGMem: ~8; issue 11: <= 8)."
     )
+    turn_ranker_model: str | None = Field(
+        default=None,
+        description="A JSON file of turn ranker weights (`hypermem eval fit-ranker`); unset: the shipped weights.",
+    )
     reranker_model: str | None = Field(
         default=None, description="Optional sentence-transformers CrossEncoder directory or package (offline)."
     )

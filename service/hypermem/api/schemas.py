@@ -279,9 +279,13 @@ class QueryRequestSchema(RequestSchema):
     salience = fields.Boolean(
         truthy={True}, falsy={False}, metadata={"description": "False drops element matching from episode scores."}
     )
+    turn_ranker = fields.String(
+        validate=validate.OneOf(["learned", "rrf"]),
+        metadata={"description": "learned: the learned turn ranker over every leg; rrf: hierarchy + turn leg by RRF."},
+    )
     flat_weight = fields.Float(
         validate=validate.Range(0, 10),
-        metadata={"description": "Weight of the turn-level BM25 + dense leg in the final RRF (0: off)."},
+        metadata={"description": "With turn_ranker rrf: weight of the turn-level BM25 + dense leg (0: off)."},
     )
     answer = fields.Boolean(
         truthy={True}, falsy={False}, metadata={"description": "Generate an answer when an LLM is configured."}

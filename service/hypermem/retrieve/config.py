@@ -24,8 +24,11 @@ class SearchConfig:
     - ``replies``: a returned turn that asks a question brings its reply turn along;
     - ``salience``: False drops HingeMem element matching (query elements × member weight × salience)
       from the episode score;
-    - ``flat_weight``: weight of the turn-level (flat) leg, BM25 + dense over turns, fused by RRF
-      with the hierarchy's turn order (0 turns it off); the hierarchy's weight is 1.
+    - ``turn_ranker``: how candidate turns become the evidence set: "learned" (the learned turn ranker
+      over every leg, ``hypermem.retrieve.turn_ranker``) or "rrf" (the hierarchy's turn order fused by
+      RRF with the turn-level leg);
+    - ``flat_weight``: with ``turn_ranker`` "rrf", the weight of the turn-level (flat) leg, BM25 + dense
+      over turns (0 turns it off); the hierarchy's weight is 1.
     """
 
     k_topic: int = 10
@@ -41,6 +44,7 @@ class SearchConfig:
     global_facts: bool = True
     replies: bool = True
     salience: bool = True
+    turn_ranker: Literal["learned", "rrf"] = "learned"
     flat_weight: float = 0.3
     answer: bool = True
 
@@ -65,6 +69,9 @@ class SearchConfig:
             elif name == "flat_weight":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10:
                     raise ValueError("flat_weight: must be a number from 0 to 10")
+            elif name == "turn_ranker":
+                if value not in ("learned", "rrf"):
+                    raise ValueError("turn_ranker: must be 'learned' or 'rrf'")
             elif name == "stopping":
                 if value not in ("adaptive", "fixed"):
                     raise ValueError("stopping: must be 'adaptive' or 'fixed'")
