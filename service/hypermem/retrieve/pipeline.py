@@ -416,9 +416,9 @@ class Retriever:
             details |= self._turn_details(memory_id, sorted(neighbors))
             candidates += sorted(neighbors)
         candidates = [c for c in candidates if c in details]
-        facts = {c: TurnFacts(details[c]["speaker"], details[c]["text"], details[c]["prev_id"], details[c]["next_id"])
-                 for c in candidates}  # fmt: skip
-        return candidates, feature_matrix(candidates, lists, facts, persons), details
+        facts = {c: TurnFacts(details[c]["speaker"], details[c]["text"], details[c]["prev_id"], details[c]["next_id"],
+                              details[c]["prev_text"] or "", details[c]["next_text"] or "") for c in candidates}  # fmt: skip
+        return candidates, feature_matrix(text, candidates, lists, facts, persons), details
 
     def _turn_details(self, memory_id: str, ids: list[str]) -> dict[str, dict]:
         if not ids:

@@ -19,13 +19,18 @@ Features (``FEATURES``):
 - ``speaker_named``: 1 when the query names the turn's speaker (HingeMem's Person element);
 - ``asks``: 1 when the turn asks something (contains "?"): questions are rarely the evidence;
 - ``length``: ln(1 + characters), capped at ``LENGTH_CAP`` characters (substantive turns are longer);
-- ``bm25_matched``: 1 when the turn shares any query word (BM25 returned it at all).
+- ``bm25_matched``: 1 when the turn shares any query word (BM25 returned it at all);
+- ``query_coverage``, ``window_coverage``: the share of the query's words (BM25's analyzer) in the turn,
+  and in the turn with its previous and next turns (a remark is often explained by its neighbours);
+- ``mentions_time``: 1 when the turn names a point in time ("last week", "in May", "2022");
+- ``when_mentions_time``: ``mentions_time`` for a query that asks when (temporal questions).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,14 +38,20 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from hypermem.dates import mentions_time
 from hypermem.errors import HypermemError
+from hypermem.store import bm25
 
 RR_K = 10  # reciprocal-rank constant of the rank features
 LENGTH_CAP = 1000  # characters; a longer turn's passages carry the rest
 NEIGHBOR_SOURCES = 10  # the neighbours of the hierarchy's best turns join the candidates
 
 RANK_FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy")
-FEATURES = (*RANK_FEATURES, "speaker_named", "asks", "length", "bm25_matched")
+FEATURES = (*RANK_FEATURES, "speaker_named", "asks", "length", "bm25_matched", "query_coverage", "window_coverage",
+            "mentions_time", "when_mentions_time")  # fmt: skip
+_ASKS_WHEN = re.compile(
+    r"^\s*when\b|\bwhat (date|day|month|year|time)\b|\bhow long ago\b|\bwhich (year|month|day)\b", re.I
+)
 
 
 class TurnRankerModelError(HypermemError, ValueError):
@@ -66,12 +77,14 @@ class TurnLists:
 
 @dataclass(frozen=True)
 class TurnFacts:
-    """What the features need to know about one candidate turn."""
+    """What the features need to know about one candidate turn (``*_text``: its neighbours' words, "" for none)."""
 
     speaker: str
     text: str
     prev_id: str | None
     next_id: str | None
+    prev_text: str = ""
+    next_text: str = ""
 
 
 def reciprocal_ranks(ids: Sequence[str]) -> dict[str, float]:
@@ -79,16 +92,24 @@ def reciprocal_ranks(ids: Sequence[str]) -> dict[str, float]:
     return {turn_id: 1.0 / (RR_K + rank) for rank, turn_id in enumerate(ids, start=1)}
 
 
-def feature_matrix(candidates: Sequence[str], lists: TurnLists, turns: Mapping[str, TurnFacts],
+def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turns: Mapping[str, TurnFacts],
                    persons: Collection[str]) -> npt.NDArray[np.float64]:  # fmt: skip
-    """``len(candidates) × len(FEATURES)`` features; ``turns`` must hold every candidate, ``persons``
-    the names the query mentions (any case)."""
+    """``len(candidates) × len(FEATURES)`` features for ``query``; ``turns`` must hold every candidate,
+    ``persons`` the names the query mentions (any case)."""
     rr = {name: reciprocal_ranks(getattr(lists, name)) for name in RANK_FEATURES if name != "neighbor_hierarchy"}
     named = {p.lower() for p in persons}
+    words = set(bm25.query_words(query))
+    share = 1.0 / max(1, len(words))
+    asks_when = 1.0 if _ASKS_WHEN.search(query) else 0.0
     rows = np.zeros((len(candidates), len(FEATURES)))
     for i, turn_id in enumerate(candidates):
         turn = turns[turn_id]
         neighbors = [rr["hierarchy"].get(n, 0.0) for n in (turn.prev_id, turn.next_id) if n]
+        own = words.intersection(bm25.analyze(turn.text))
+        window = (
+            own | words.intersection(bm25.analyze(turn.prev_text)) | words.intersection(bm25.analyze(turn.next_text))
+        )
+        time = 1.0 if mentions_time(turn.text) else 0.0
         rows[i] = (
             rr["hierarchy"].get(turn_id, 0.0),
             rr["turn_bm25"].get(turn_id, 0.0),
@@ -100,6 +121,10 @@ def feature_matrix(candidates: Sequence[str], lists: TurnLists, turns: Mapping[s
             1.0 if "?" in turn.text else 0.0,
             math.log1p(min(len(turn.text), LENGTH_CAP)),
             1.0 if turn_id in rr["turn_bm25"] else 0.0,
+            len(own) * share,
+            len(window) * share,
+            time,
+            asks_when * time,
         )
     return rows
 
@@ -140,18 +165,22 @@ class TurnRankerModel:
 # (1,396 questions; cross-validated by `hypermem eval cv`, README "Retrieval quality").
 DEFAULT_MODEL = TurnRankerModel(
     {
-        "hierarchy": 12.0914,
-        "turn_bm25": 13.4541,
+        "hierarchy": 11.8261,
+        "turn_bm25": 14.6350,
         "turn_dense": 0.0000,
-        "fact_bm25": 25.4717,
-        "fact_dense": 13.5693,
-        "neighbor_hierarchy": 21.7712,
-        "speaker_named": 1.1945,
-        "asks": -0.8626,
-        "length": 1.2684,
-        "bm25_matched": -0.8822,
+        "fact_bm25": 26.0081,
+        "fact_dense": 13.8943,
+        "neighbor_hierarchy": 19.0433,
+        "speaker_named": 1.0331,
+        "asks": -0.7893,
+        "length": 1.1086,
+        "bm25_matched": -0.8404,
+        "query_coverage": -2.2993,
+        "window_coverage": 1.8800,
+        "mentions_time": 0.7166,
+        "when_mentions_time": 0.3607,
     },
-    bias=-13.4967,
+    bias=-12.8722,
 )
 
 
