@@ -147,3 +147,25 @@ def test_planning_leaves_its_inputs_unchanged(session, stored, plan):
     assert stored.segments[0].episode_ids == ["m/episode/D1:1"]
     assert all(e.embedding is None for e in session.episodes)
     assert all(f.embedding is None for f in session.facts)
+
+
+def test_a_rebuilt_episode_never_takes_the_id_of_a_stored_topic_or_segment(session):
+    """Session 2 was ingested before: its episode D2:1 founded topic and segment ``D2:1``, which session 3's
+    D3:1 (vector b, Paris + 1 July) joined. Rebuilt, D2:1 (vector a, Ana + 1 May) fits neither any more:
+    its new topic and segment need ids of their own, and D3:1 keeps its topic and its segment's members."""
+    july = "m/time/2023-07-01"
+    stored = StoredHypergraph(
+        [TopicState("m/topic/D2:1", {"m/episode/D3:1": B.astype(np.float32)}, {"m/episode/D3:1": "Paris trip"})],
+        [Segment("m/hyperedge/segment:D2:1", Counter({PARIS: 1.0, july: 1.0}), ["m/episode/D3:1"])],
+    )
+    plan = plan_write("m", [session], stored, topic_assigner=CentroidTopicAssigner(0.2), keywords=KeywordExtractor(),
+                      propagation_lambda=0.5, segment_merge_jaccard=0.8)  # fmt: skip
+    members = {e["owner_ids"][0]: [m["id"] for m in e["members"]] for e in plan.topic_hyperedges}
+    # a is centred-opposite to b: a new topic; b (D2:4) joins the stored topic of D3:1
+    assert members == {"m/topic/D2:1": ["m/episode/D3:1", "m/episode/D2:4"], "m/topic/D2:1#2": ["m/episode/D2:1"]}
+    assert [t["id"] for t in plan.topics] == ["m/topic/D2:1", "m/topic/D2:1#2"]
+    segments = {e["id"]: e["owner_ids"] for e in plan.hyperedges if e["kind"] == "segment"}
+    assert segments == {
+        "m/hyperedge/segment:D2:1#2": ["m/episode/D2:1"],
+        "m/hyperedge/segment:D2:4": ["m/episode/D2:4"],
+    }

@@ -12,7 +12,6 @@ from llm_double import ScriptedClient
 
 from hypermem.llm import prompts as P
 
-
 TURNS = [
     {
         "idx": 10,

@@ -31,6 +31,7 @@ from hypermem.ingest.facts import FactExtractor, LLMFactExtractor, TurnFactExtra
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.passages import PassageSplitter
 from hypermem.ingest.topics import CentroidTopicAssigner, LLMTopicAssigner, TopicAssigner
+from hypermem.llm.prompts.common import CompletionClient
 from hypermem.retrieve.analysis import LLMQueryAnalyzer, QueryAnalyzer, RuleQueryAnalyzer
 from hypermem.retrieve.answer import Answerer, LLMAnswerer, NoAnswer
 from hypermem.retrieve.selection import KeepAllTurns, LLMTurnSelector, TurnSelector
@@ -60,7 +61,7 @@ class RetrievalStages:
     answerer: Answerer
 
 
-def ingest_stages(settings: Settings, embedder: Embedder, llm=None) -> IngestStages:
+def ingest_stages(settings: Settings, embedder: Embedder, llm: CompletionClient | None = None) -> IngestStages:
     """The ingest stages for ``settings``: the LLM ones with ``llm`` (an ``LLMClient``), else the no-LLM ones.
     ``embedder`` counts tokens for the passages of long turns. Loads spaCy (``settings.spacy_model``)."""
     keywords = KeywordExtractor()
@@ -81,7 +82,7 @@ def ingest_stages(settings: Settings, embedder: Embedder, llm=None) -> IngestSta
     )
 
 
-def retrieval_stages(llm=None) -> RetrievalStages:
+def retrieval_stages(llm: CompletionClient | None = None) -> RetrievalStages:
     """The query stages: the LLM ones with ``llm`` (an ``LLMClient``), else the no-LLM ones."""
     dates = DateResolver()
     if llm is None:

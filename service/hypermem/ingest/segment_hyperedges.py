@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from hypermem.model import node_id
+from hypermem.model import node_id, unused_id
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -71,12 +71,14 @@ def segment_hyperedge_rows(
 
     ``existing``: the memory's stored segments, without the episodes being rebuilt (left unchanged: the
     merge works on copies); ``episodes``: ``(episode id, element mentions)`` of each new episode, in
-    dialogue order. A new segment's id is ``{memory_id}/hyperedge/segment:{episode key}``.
+    dialogue order. A new segment's id is ``{memory_id}/hyperedge/segment:{episode key}`` (``#2``, ``#3``...
+    appended while a stored segment holds that id).
     """
     merger = SegmentMerger([Segment(s.id, Counter(s.mentions), list(s.episode_ids)) for s in existing], merge_jaccard)
     for episode_id, mentions in episodes:
         local = episode_id.rsplit("/", 1)[-1]
-        merger.add(node_id(memory_id, "hyperedge", f"segment:{local}"), episode_id, mentions)
+        segment_id = unused_id(node_id(memory_id, "hyperedge", f"segment:{local}"), {s.id for s in merger.segments})
+        merger.add(segment_id, episode_id, mentions)
     return [
         {
             "memory_id": memory_id,

@@ -22,7 +22,7 @@ import numpy as np
 
 from hypermem.ingest.episodes import centroid
 from hypermem.ingest.keywords import KeywordExtractor
-from hypermem.model import Episode, node_id
+from hypermem.model import Episode, node_id, unused_id
 
 # The topic centre is the mean of the earlier episodes shrunk towards 0 by this many pseudo-episodes,
 # so that a young memory (2-3 episodes) is compared almost uncentred.
@@ -108,7 +108,8 @@ class LLMTopicAssigner(CentroidTopicAssigner):
 def assign_topics(memory_id: str, episodes: list[Episode], stored: list[TopicState],
                   assigner: TopicAssigner) -> list[TopicState]:  # fmt: skip
     """Incremental topic update (HyperMem §3.2): each of ``episodes`` (with ``embedding_raw``), oldest first,
-    joins the topic ``assigner`` chooses or founds ``{memory_id}/topic/{episode key}``. ``stored``: the
+    joins the topic ``assigner`` chooses or founds ``{memory_id}/topic/{episode key}`` (``#2``, ``#3``... appended
+    while a stored topic holds that id). ``stored``: the
     memory's topics without the episodes being rebuilt (left unchanged: the update works on copies).
     Returns the topics that gained an episode, stored ones first, with member vectors and titles."""
     topics = {t.id: TopicState(t.id, dict(t.members), dict(t.titles)) for t in stored}
@@ -123,7 +124,7 @@ def assign_topics(memory_id: str, episodes: list[Episode], stored: list[TopicSta
         chosen = assigner.choose(vector, episode.title, episode.summary, list(topics.values()), center)
         total, count = total + vector, count + 1
         if chosen is None:
-            chosen = TopicState(node_id(memory_id, "topic", episode.id.rsplit("/", 1)[-1]))
+            chosen = TopicState(unused_id(node_id(memory_id, "topic", episode.id.rsplit("/", 1)[-1]), topics))
             topics[chosen.id] = chosen
         chosen.members[episode.id] = vector
         chosen.titles[episode.id] = episode.title
