@@ -40,9 +40,8 @@ STAGES = {
     "_build_episodes": "episodes: segment + describe",
     "_build_facts": "facts: extract",
     "_embed_facts": "facts: vectors",
-    "_assign_topics": "topics + propagation",
-    "_segment_hyperedges": "segments: merge",
-    "_write": "write (incl. topics, segments, salience)",
+    "_plan": "plan: topics, segments, propagation",
+    "_write": "write (incl. supersession, salience)",
     "_prime_keywords": "keywords: per turn (YAKE)",
 }
 LOCOMO_TURNS = 5_882  # all 10 LoCoMo conversations
@@ -120,7 +119,7 @@ def main() -> None:
             print(f"after embedding: {load()}")
     print(f"\ntotal: {total_turns} turns in {wall:.1f} s = {total_turns / wall:.1f} turns/s; "
           f"{LOCOMO_TURNS:,} turns (all of LoCoMo) at this rate: {LOCOMO_TURNS / total_turns * wall:.0f} s (target < 60 s idle)")  # fmt: skip
-    print("\nseconds per stage (nested: _assign_topics and _segment_hyperedges run inside _write;")
+    print("\nseconds per stage (the plan reads the stored topics and segments, then computes the rows to write;")
     print("turns: embed runs on a thread beside elements and keywords):")
     for name, label in STAGES.items():
         print(f"  {label:<42}{seconds.get(name, 0.0):>8.2f}")

@@ -125,10 +125,10 @@ def hm_make_settings(path: Path, **extra) -> Settings:
 @pytest.fixture(scope="session")
 def hm_extractor():
     """The no-LLM element extractor (spaCy NER + dates); skips when the spaCy model is not installed."""
-    from hypermem.ingest.elements import ElementExtractor
+    from hypermem.ingest.elements import ElementExtractor, load_spacy
 
     found = ElementExtractor()
-    if not found.has_ner:
+    if load_spacy(found.spacy_model) is None:
         pytest.skip("spaCy model not installed")
     return found
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import TESTCONV_SESSIONS, expected_propagation, topic_similarity
 
-from hypermem.ingest.pipeline import TOPIC_CENTER_PRIOR
+from hypermem.ingest.topics import TOPIC_CENTER_PRIOR
 
 ALL_DIA_IDS = [t["dia_id"] for _, turns in TESTCONV_SESSIONS for t in turns]
 PHATIC = {"D2:12"}  # "Haha yes, thanks!": no fact

@@ -14,7 +14,7 @@ import numpy as np
 from conftest import make_testconv_record, topic_similarity
 
 from hypermem.ingest.locomo import conversation_from_record
-from hypermem.ingest.pipeline import TOPIC_CENTER_PRIOR
+from hypermem.ingest.topics import TOPIC_CENTER_PRIOR
 from hypermem.model import Message
 
 

@@ -14,11 +14,11 @@ import pytest
 from conftest import make_testconv_record
 
 from hypermem.dates import DateResolver
+from hypermem.ingest.boundaries import DriftSegmenter
 from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.locomo import conversation_from_record
 from hypermem.ingest.propagation import hyperedge_embedding, propagate
-from hypermem.ingest.segment import DriftSegmenter
-from hypermem.ingest.segments import Segment, SegmentMerger, jaccard
+from hypermem.ingest.segment_hyperedges import Segment, SegmentMerger, jaccard
 from hypermem.model import Message
 
 

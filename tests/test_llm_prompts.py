@@ -1,36 +1,16 @@
 """Prompt building and output repair of hypermem.llm.prompts, with a scripted stand-in for the model.
 
-The stand-in only replays canned replies and records what it was sent; everything that
-talks to a real server is in test_llm_client.py and test_llm_local.py.
+The stand-in (``llm_double.ScriptedClient``) only replays canned replies and records what it was sent;
+everything that talks to a real server is in test_llm_client.py and test_llm_local.py.
 """
 
 from __future__ import annotations
 
 import jsonschema
 import pytest
+from llm_double import ScriptedClient
 
 from hypermem.llm import prompts as P
-
-
-class ScriptedClient:
-    """Returns the queued replies in order and records every (task, messages, schema)."""
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.sent: list[tuple[str, list[dict], dict | None]] = []
-
-    def complete_json(self, task, messages, schema):
-        self.sent.append((task, messages, schema))
-        return self.replies.pop(0)
-
-    def complete_text(self, task, messages):
-        self.sent.append((task, messages, None))
-        return self.replies.pop(0)
-
-    @property
-    def user_text(self) -> str:
-        return self.sent[-1][1][-1]["content"]
-
 
 TURNS = [
     {

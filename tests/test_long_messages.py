@@ -10,7 +10,6 @@ from datetime import datetime
 import pytest
 from long_messages import TAIL, coding_chat, long_answer
 
-from hypermem.ingest.elements import ElementExtractor
 from hypermem.ingest.passages import PassageSplitter, blocks, looks_like_code, prose_of
 
 TAIL_QUESTION = "What was the root cause of the flaky deploys on staging?"
@@ -74,12 +73,9 @@ def test_blocks_and_prose():
     assert prose_of("Plain words only.") == "Plain words only."
 
 
-def test_markup_is_not_a_person():
-    extractor = ElementExtractor()
-    if not extractor.has_ner:
-        pytest.skip("spaCy model not installed")
+def test_markup_is_not_a_person(hm_extractor):
     turn = 'Add this:\n<div>\n<button id="toggleDarkMode">Toggle Dark Mode</button>\n</div>\nAna will review it.'
-    found = extractor.extract([turn], [datetime(2024, 6, 3)])[0]
+    found = hm_extractor.extract([turn], [datetime(2024, 6, 3)])[0]
     assert not any("Dark Mode" in p or "<" in p for p in found.persons)
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import numpy as np
 import pytest
 
 from hypermem.ingest.elements import is_pet_name, moved_to_places, person_name
-from hypermem.ingest.pipeline import Ingestor
+from hypermem.ingest.plan import fact_row
 from hypermem.model import Fact
 
 SPEAKERS = frozenset({"Caroline", "Gina", "Jon", "Ana", "Mel"})
@@ -67,6 +68,6 @@ def test_moved_to_places():
 def test_potential_questions_stay_out_of_the_fact_words():
     fact = Fact("m", "m/fact/D1:1#0", "m/episode/D1:1", "Ana said on 1 May 2024: I march on Sunday.",
                 ["When did Ana mention march?"], ["march", "sunday"], "2024-05-05", ["m/turn/D1:1"])  # fmt: skip
-    row = Ingestor._fact_row(fact)
+    row = fact_row(fact, np.zeros(3, dtype=np.float32))
     assert "When did" not in row["text"] and row["potential"] == ["When did Ana mention march?"]
     assert row["text"] == "Ana said on 1 May 2024: I march on Sunday. march sunday"

@@ -13,6 +13,7 @@ hyperedges are written as rows by the ingest pipeline; hyperedges are reified
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Literal
@@ -45,6 +46,18 @@ MEMORY_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}"
 def node_id(memory_id: str, kind: str, local: str) -> str:
     """Globally unique node id: ``"{memory_id}/{kind}/{local}"``."""
     return f"{memory_id}/{kind}/{local}"
+
+
+def unused_id(candidate: str, taken: Container[str]) -> str:
+    """``candidate``, or the first of ``candidate#2``, ``candidate#3``, ... not in ``taken``. A topic or segment
+    hyperedge is named after the episode that founds it; when a rebuilt session's episode founds a new one,
+    the old one may live on under that name, anchored by other sessions' episodes."""
+    n = 1
+    found = candidate
+    while found in taken:
+        n += 1
+        found = f"{candidate}#{n}"
+    return found
 
 
 @dataclass

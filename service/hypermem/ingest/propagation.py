@@ -1,4 +1,4 @@
-"""Stage 6b: one-step hypergraph embedding propagation (HyperMem §3.3, eq. 3-4).
+"""Stage 5a (and after the topics, 5b): one-step hypergraph embedding propagation (HyperMem §3.3, eq. 3-4).
 
 h_e  = Σ_{u∈e} softmax(w)_u · h_u                (hyperedge embedding from member weights)
 h'_v = h_v + λ · mean_{e∋v} h_e                   (λ = 0.5 by default)

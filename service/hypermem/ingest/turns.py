@@ -7,7 +7,6 @@ A shared photo (``image_caption``, LoCoMo's ``blip_caption``) is kept as text.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from datetime import datetime
 
 from hypermem.errors import HypermemError
@@ -26,14 +25,6 @@ class IngestInputError(HypermemError, ValueError):
         super().__init__(f"{field}: {problem}{more}")
         self.field = field
         self.problem = problem
-
-
-@dataclass
-class TurnDraft:
-    """A validated message before embedding: the Turn plus its session date for date resolution."""
-
-    turn: Turn
-    when: datetime
 
 
 def turn_text(message: Message) -> str:
@@ -88,27 +79,21 @@ def validate(messages: list[Message], max_chars: int) -> None:
         raise IngestInputError(*problems[0], problems)
 
 
-def to_drafts(memory_id: str, messages: list[Message], first_seq: int) -> list[TurnDraft]:
-    """Validated messages as TurnDrafts, ``seq`` numbered from ``first_seq`` in arrival order."""
-    drafts = []
-    for offset, message in enumerate(messages):
-        when = message.timestamp.replace(tzinfo=None) if message.timestamp.tzinfo is None else message.timestamp
-        drafts.append(
-            TurnDraft(
-                Turn(
-                    memory_id=memory_id,
-                    id=node_id(memory_id, "turn", key(message.message_id)),
-                    dia_id=message.message_id,
-                    speaker=message.speaker.strip(),
-                    text=turn_text(message),
-                    timestamp=when.isoformat(timespec="seconds"),
-                    session=message.session_id,
-                    seq=first_seq + offset,
-                ),
-                when,
-            )
+def to_turns(memory_id: str, messages: list[Message], first_seq: int) -> list[Turn]:
+    """Validated messages as Turns (no embedding yet), ``seq`` numbered from ``first_seq`` in arrival order."""
+    return [
+        Turn(
+            memory_id=memory_id,
+            id=node_id(memory_id, "turn", key(message.message_id)),
+            dia_id=message.message_id,
+            speaker=message.speaker.strip(),
+            text=turn_text(message),
+            timestamp=message.timestamp.isoformat(timespec="seconds"),
+            session=message.session_id,
+            seq=first_seq + offset,
         )
-    return drafts
+        for offset, message in enumerate(messages)
+    ]
 
 
 def session_hash(turns: list[Turn]) -> str:

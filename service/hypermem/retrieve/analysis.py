@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Protocol
 
 from hypermem.dates import DateResolver, find_dates
 
@@ -51,6 +51,12 @@ def classify(query: str) -> QueryType:
     if _JUDGMENT.match(query):
         return "judgment"
     return "precision"
+
+
+class QueryAnalyzer(Protocol):
+    def analyze(self, query: str, known: list[dict], now: datetime) -> QueryAnalysis:
+        """The type of ``query`` and the elements it names among ``known`` (the memory's Person/Location
+        elements ``{id, name, kind}``); relative dates resolve against ``now``."""
 
 
 class RuleQueryAnalyzer:

@@ -29,15 +29,14 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hypermem.config import Settings
-from hypermem.dates import DateResolver
 from hypermem.embed import Embedder
 from hypermem.errors import HypermemError
-from hypermem.retrieve.analysis import LLMQueryAnalyzer, QueryAnalysis, RuleQueryAnalyzer
+from hypermem.retrieve.analysis import QueryAnalysis
 from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.context import build_context
 from hypermem.retrieve.fusion import Fused, rrf
@@ -48,6 +47,9 @@ from hypermem.retrieve.turn_ranker import NEIGHBOR_SOURCES, TurnFacts, TurnLists
 from hypermem.store import GraphStore
 from hypermem.store.base import Hit
 from hypermem.text import text_problem
+
+if TYPE_CHECKING:
+    from hypermem.stages import RetrievalStages
 
 log = logging.getLogger(__name__)
 
@@ -73,15 +75,16 @@ def _step(level: str, item_id: str, score: float | None = None, **extra) -> dict
 
 
 class Retriever:
-    """Answers ``query(memory_id, text, **overrides)``; overrides are ``SearchConfig`` fields."""
+    """Answers ``query(memory_id, text, **overrides)``; overrides are ``SearchConfig`` fields. The query
+    analyzer, turn selector and answerer come in ready-made (``hypermem.stages.retrieval_stages``)."""
 
-    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder, llm=None):
+    def __init__(self, settings: Settings, store: GraphStore, embedder: Embedder, stages: RetrievalStages):
         self.settings = settings
         self.store = store
         self.embedder = embedder
-        self.llm = llm
-        dates = DateResolver()
-        self.analyzer = LLMQueryAnalyzer(dates, llm) if llm else RuleQueryAnalyzer(dates)
+        self.analyzer = stages.analyzer
+        self.turn_selector = stages.turn_selector
+        self.answerer = stages.answerer
         self.reranker = Reranker(settings.reranker_model)
         self.turn_ranker = load_model(settings.turn_ranker_model)
 
@@ -117,14 +120,14 @@ class Retriever:
         size = len(self._turns(facts[: stop.cut_at], cfg.turn_budget, cfg.replies))
         ranked = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis.persons)
         turns = self._turns(ranked, size, cfg.replies)
-        selection = self._select_turns(text, turns)
+        selection = self.turn_selector.select(text, turns)
         kept = {t["dia_id"] for t in turns}
         facts = [f for f in facts if kept & set(f["source_dia_ids"])]
         for fact in facts:
             del fact["sources"]
         lap("stop")
         context = build_context(text, facts, turns)
-        answer = self._answer(text, context) if cfg.answer else None
+        answer = self.answerer.answer(text, context) if cfg.answer else None
         lap("answer")
         timings["total"] = round((time.perf_counter() - started) * 1000, 2)
         return {
@@ -469,32 +472,3 @@ class Retriever:
                     if passage:
                         turns[turn["dia_id"]]["snippet"] = fact["content"]  # the matching passage of a long turn
         return list(turns.values())
-
-    def _select_turns(self, text: str, turns: list[dict]) -> dict:
-        """HiGMem LLM-guided turn selection: keep only turns the LLM judges worth reading (in place)."""
-        if self.llm is None or not turns:
-            return {"enabled": False, "reason": "no LLM configured" if self.llm is None else "no turns"}
-        from hypermem.llm.client import LLMError
-        from hypermem.llm.prompts import select_turns
-
-        try:
-            chosen = set(
-                select_turns(self.llm, text, [{k: t[k] for k in ("dia_id", "speaker", "text")} for t in turns])
-            )
-        except LLMError as exc:
-            return {"enabled": False, "reason": f"LLM error: {exc}"}
-        if chosen:
-            turns[:] = [t for t in turns if t["dia_id"] in chosen]
-        return {"enabled": True, "kept": len(turns)}
-
-    def _answer(self, text: str, context: str) -> str | None:
-        if self.llm is None:
-            return None
-        from hypermem.llm.client import LLMError
-        from hypermem.llm.prompts import answer
-
-        try:
-            return answer(self.llm, text, context)
-        except LLMError as exc:
-            log.warning("LLM answer failed: %s", exc)
-            return None

@@ -1,17 +1,20 @@
-"""Stage 3b: segment hyperedges joining the elements of each episode (HingeMem §3.2).
+"""Stage 5c: segment hyperedges joining the elements of each episode (HingeMem §3.2).
 
 Every episode's Person/Time/Location element set becomes a segment hyperedge; a new
 segment whose element set has Jaccard > ``merge_jaccard`` with an existing one merges
 into it (union of members), so recurring constellations ("Caroline + Melanie + the
 support group + May 2023") become one hyperedge anchoring several episodes.
 Member weight w = mentions of the element in the segment / mentions of its most
-mentioned element, in [0, 1].
+mentioned element, in [0, 1]. (Where an episode starts and ends is ``hypermem.ingest.boundaries``.)
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from hypermem.model import node_id, unused_id
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
@@ -59,3 +62,31 @@ class SegmentMerger:
             target.episode_ids.append(episode_id)
         target.changed = True
         return target
+
+
+def segment_hyperedge_rows(
+    memory_id: str, existing: list[Segment], episodes: Iterable[tuple[str, Counter]], merge_jaccard: float
+) -> list[dict]:
+    """``write/hyperedges`` rows of the segment hyperedges this ingest creates or changes.
+
+    ``existing``: the memory's stored segments, without the episodes being rebuilt (left unchanged: the
+    merge works on copies); ``episodes``: ``(episode id, element mentions)`` of each new episode, in
+    dialogue order. A new segment's id is ``{memory_id}/hyperedge/segment:{episode key}`` (``#2``, ``#3``...
+    appended while a stored segment holds that id).
+    """
+    merger = SegmentMerger([Segment(s.id, Counter(s.mentions), list(s.episode_ids)) for s in existing], merge_jaccard)
+    for episode_id, mentions in episodes:
+        local = episode_id.rsplit("/", 1)[-1]
+        segment_id = unused_id(node_id(memory_id, "hyperedge", f"segment:{local}"), {s.id for s in merger.segments})
+        merger.add(segment_id, episode_id, mentions)
+    return [
+        {
+            "memory_id": memory_id,
+            "id": s.id,
+            "kind": "segment",
+            "owner_ids": s.episode_ids,
+            "members": [{"id": k, "weight": w} for k, w in s.weights().items()],
+        }  # fmt: skip
+        for s in merger.segments
+        if s.changed
+    ]

@@ -1,4 +1,4 @@
-"""Stage 2: split each session into episodes (HingeMem §3.1 boundaries; TextTiling, Hearst 1997).
+"""Stage 3: split each session into episodes (HingeMem §3.1 boundaries; TextTiling, Hearst 1997).
 
 A new segment starts where the person, time, location or topic changes, and always at a
 session break. The no-LLM ``DriftSegmenter`` scores every gap between neighbouring turns
@@ -6,6 +6,7 @@ by TextTiling depth over sentence embeddings (topic drift) plus a bonus when the
 brings a new Person, Time or Location element, then cuts greedily at the deepest gaps.
 The ``LLMSegmenter`` asks the LLM for boundaries (``hypermem.llm.prompts.segment_episodes``).
 Both return, per session, a list of ``(start, end)`` turn index ranges, end exclusive.
+(The segment *hyperedges* over each episode's elements are ``hypermem.ingest.segment_hyperedges``.)
 """
 
 from __future__ import annotations
