@@ -59,7 +59,7 @@ EPISODE_TOPIC_WEIGHT = 1.0
 FACT_EPISODE_WEIGHT = 1.0
 EPISODE_ELEMENT_WEIGHT = 0.005  # per unit of matched element salience × member weight
 CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
-CANDIDATES_PER_LEG = 60  # turns (or facts) each memory-wide leg proposes to the turn ranker
+CANDIDATES_PER_LEG = 40  # turns (or facts) each memory-wide leg proposes to the turn ranker
 
 
 class QueryError(HypermemError, ValueError):
@@ -156,8 +156,8 @@ class Retriever:
         vector = self.embedder.encode_one(text)
         analysis = self._analyze(memory_id, text)
         facts = self._hierarchy(memory_id, text, vector, cfg, analysis, lambda _: None)[2]
-        hierarchy = list(self._hierarchy_turns(facts))
-        candidates, rows, details = self._turn_candidates(memory_id, text, vector, hierarchy, cfg, analysis.persons)
+        sources = [source for source, _ in self._hierarchy_turns(facts).values()]
+        candidates, rows, details = self._turn_candidates(memory_id, text, vector, sources, analysis.persons)
         return [details[c]["dia_id"] for c in candidates], rows
 
     def _config(self, text: str, overrides: dict) -> SearchConfig:
@@ -354,7 +354,9 @@ class Retriever:
         hierarchy's turn order fused by weighted RRF with BM25 and dense over turns (``cfg.flat_weight``)."""
         hierarchy = self._hierarchy_turns(facts)
         if cfg.turn_ranker == "learned":
-            candidates, rows, details = self._turn_candidates(memory_id, text, vector, list(hierarchy), cfg, persons)
+            candidates, rows, details = self._turn_candidates(
+                memory_id, text, vector, [source for source, _ in hierarchy.values()], persons
+            )
             scores = self.turn_ranker.score(rows)
             order = sorted(range(len(candidates)), key=lambda i: -scores[i])[: 2 * cfg.turn_budget]
             scored = [(candidates[i], float(scores[i]), {"ranker": self.turn_ranker.contributions(rows[i])})
@@ -388,9 +390,12 @@ class Retriever:
                 hierarchy.setdefault(source["id"], (source, fact))
         return hierarchy
 
-    def _turn_candidates(self, memory_id: str, text: str, vector: np.ndarray, hierarchy: list[str],
-                         cfg: SearchConfig, persons: list[str]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
-        """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows."""
+    def _turn_candidates(self, memory_id: str, text: str, vector: np.ndarray, sources: list[dict],
+                         persons: list[str]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
+        """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
+        hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
+        ``NEIGHBOR_SOURCES`` join the candidates."""
+        hierarchy = [source["id"] for source in sources]
         pool = CANDIDATES_PER_LEG
         fact_bm25 = self.store.fulltext_search("Fact", memory_id, text, pool)
         fact_dense = self.store.vector_search("Fact", memory_id, vector, pool, prop="embedding_raw")
@@ -412,12 +417,9 @@ class Retriever:
             fact_dense=turns_of(fact_dense),
         )
         candidates = lists.candidates()
+        for source in sources[:NEIGHBOR_SOURCES]:
+            candidates += [n for n in (source.get("prev_id"), source.get("next_id")) if n and n not in candidates]
         details = self._turn_details(memory_id, candidates)
-        neighbors = {n for t in hierarchy[:NEIGHBOR_SOURCES] if t in details
-                     for n in (details[t]["prev_id"], details[t]["next_id"]) if n and n not in details}  # fmt: skip
-        if neighbors:
-            details |= self._turn_details(memory_id, sorted(neighbors))
-            candidates += sorted(neighbors)
         candidates = [c for c in candidates if c in details]
         facts = {c: TurnFacts(details[c]["speaker"], details[c]["text"], details[c]["prev_id"], details[c]["next_id"],
                               details[c]["prev_text"] or "", details[c]["next_text"] or "") for c in candidates}  # fmt: skip
