@@ -357,9 +357,11 @@ class Retriever:
             candidates, rows, details = self._turn_candidates(
                 memory_id, text, vector, [source for source, _ in hierarchy.values()], persons
             )
-            scores = self.turn_ranker.score(rows)
-            order = sorted(range(len(candidates)), key=lambda i: -scores[i])[: 2 * cfg.turn_budget]
-            scored = [(candidates[i], float(scores[i]), {"ranker": self.turn_ranker.contributions(rows[i])})
+            logits = self.turn_ranker.score(rows)
+            order = sorted(range(len(candidates)), key=lambda i: -logits[i])[: 2 * cfg.turn_budget]
+            # score: P(evidence) = sigmoid(logit); the step shows the logit's parts
+            scored = [(candidates[i], float(1 / (1 + np.exp(-logits[i]))),
+                       {"logit": round(float(logits[i]), 4), "ranker": self.turn_ranker.contributions(rows[i])})
                       for i in order]  # fmt: skip
         else:
             scored, details = self._rrf_turns(
