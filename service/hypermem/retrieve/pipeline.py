@@ -129,23 +129,11 @@ class Retriever:
         lap("answer")
         timings["total"] = round((time.perf_counter() - started) * 1000, 2)
         return QueryResult.build(
-            query_id=uuid.uuid4().hex,
-            memory_id=memory_id,
-            query=text,
-            analysis=analysis,
-            config=cfg,
-            topics=topics,
-            episodes=episodes,
-            facts=facts,
-            turns=turns,
-            stop=stop,
-            rerank=rerank_info,
-            selection=selection,
-            context=context,
-            context_tokens=self.embedder.count_tokens(context),
-            answer=answer,
+            query_id=uuid.uuid4().hex, memory_id=memory_id, query=text, analysis=analysis, config=cfg,
+            topics=topics, episodes=episodes, facts=facts, turns=turns, stop=stop, rerank=rerank_info,
+            selection=selection, context=context, context_tokens=self.embedder.count_tokens(context), answer=answer,
             timings_ms=timings,
-        )
+        )  # fmt: skip
 
     def _analyze(self, memory_id: str, text: str) -> QueryAnalysis:
         known = self.store.query("retrieve/memory_elements", memory_id=memory_id)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 from hypermem.retrieve.analysis import QueryAnalysis
 from hypermem.retrieve.config import SearchConfig
@@ -34,8 +34,23 @@ from hypermem.retrieve.stopping import StopDecision
 Rankers = dict[str, dict[str, float]]  # ranker -> {"rank": 1-based rank, "score": its own score}
 
 
+class _Item:
+    """``to_dict()``: the fields in order, a ``path`` as step dicts, an ``OPTIONAL`` field only when set."""
+
+    OPTIONAL: ClassVar[tuple[str, ...]] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for spec in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, spec.name)
+            if value is None and spec.name in self.OPTIONAL:
+                continue
+            out[spec.name] = [step.to_dict() for step in value] if spec.name == "path" else value
+        return out
+
+
 @dataclass(frozen=True)
-class PathStep:
+class PathStep(_Item):
     """One step of an explanation path. ``level``: query | topic | hyperedge | episode | fact | recency |
     superseded | supersedes | fused | turn; the other fields are set only where that level has them:
     ``score`` (RRF, or the recency bonus), ``rank``, ``rankers``, ``title`` (topic), ``kind`` and ``weight``
@@ -62,8 +77,10 @@ class PathStep:
     dia_id: str | None = None
     reply_to: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: value for f in fields(self) if (value := getattr(self, f.name)) is not None}
+    OPTIONAL: ClassVar[tuple[str, ...]] = (
+        "score", "rank", "rankers", "title", "kind", "weight", "via", "elements", "segment", "rerank_score", "by",
+        "latest", "replaces", "dia_id", "reply_to",
+    )  # fmt: skip
 
 
 def _path(steps: list[dict]) -> list[PathStep]:
@@ -71,7 +88,7 @@ def _path(steps: list[dict]) -> list[PathStep]:
 
 
 @dataclass(frozen=True)
-class TopicHit:
+class TopicHit(_Item):
     """A topic of the topic level (HyperMem k^T), best first."""
 
     id: str
@@ -80,12 +97,9 @@ class TopicHit:
     score: float
     rankers: Rankers
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class EpisodeHit:
+class EpisodeHit(_Item):
     """An episode of the episode level (HyperMem k^E): its span (ISO 8601 ``start``/``end``) and path."""
 
     id: str
@@ -97,12 +111,9 @@ class EpisodeHit:
     score: float
     path: list[PathStep]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**_plain(self, "path"), "path": [step.to_dict() for step in self.path]}
-
 
 @dataclass(frozen=True)
-class FactHit:
+class FactHit(_Item):
     """A kept fact (or ``kind`` "passage": a slice of a long turn) with the dia_ids of its source turns.
 
     ``cosine`` is its dense similarity to the query; ``superseded_by`` the later fact that replaced it."""
@@ -119,16 +130,11 @@ class FactHit:
     superseded_by: str | None = None
     rerank_score: float | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {**_plain(self, "path", "superseded_by", "rerank_score"), "path": [s.to_dict() for s in self.path]}
-        for optional in ("superseded_by", "rerank_score"):
-            if getattr(self, optional) is not None:
-                out[optional] = getattr(self, optional)
-        return out
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("superseded_by", "rerank_score")
 
 
 @dataclass(frozen=True)
-class TurnHit:
+class TurnHit(_Item):
     """An evidence turn (HiGMem): ``snippet`` is the matching passage when the turn is long."""
 
     dia_id: str
@@ -139,16 +145,7 @@ class TurnHit:
     path: list[PathStep]
     snippet: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {**_plain(self, "path", "snippet"), "path": [step.to_dict() for step in self.path]}
-        if self.snippet is not None:
-            out["snippet"] = self.snippet
-        return out
-
-
-def _plain(item: Any, *skip: str) -> dict[str, Any]:
-    """The fields of a dataclass ``item`` but ``skip``, as they are (values already JSON-native)."""
-    return {f.name: getattr(item, f.name) for f in fields(item) if f.name not in skip}
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("snippet",)
 
 
 @dataclass(frozen=True)
