@@ -8,13 +8,16 @@ and ``close()`` it, or use it as a context manager.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.locks import MemoryLock
 from hypermem.model import Conversation, Message
-from hypermem.retrieve.result import QueryResult
 from hypermem.store import GraphStore, open_store
+
+if TYPE_CHECKING:
+    from hypermem.retrieve.result import QueryResult
 
 
 class MemoryService:

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypermem.config import Settings
 from hypermem.records import utcnow
-from hypermem.retrieve.result import QueryResult
 from hypermem.store import GraphStore
+
+if TYPE_CHECKING:
+    from hypermem.retrieve.result import QueryResult
 
 EVIDENCE = ("topics", "episodes", "facts", "turns")
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from hypermem.retrieve.analysis import QueryAnalysis
-from hypermem.retrieve.config import SearchConfig
-from hypermem.retrieve.stopping import StopDecision
+if TYPE_CHECKING:
+    from hypermem.retrieve.analysis import QueryAnalysis
+    from hypermem.retrieve.config import SearchConfig
+    from hypermem.retrieve.stopping import StopDecision
 
 Rankers = dict[str, dict[str, float]]  # ranker -> {"rank": 1-based rank, "score": its own score}
 
