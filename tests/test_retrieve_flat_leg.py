@@ -89,19 +89,17 @@ def test_hypermem_finds_what_dense_over_turns_finds(codechat, question, gold):
     dense_top = [h.id.rsplit("/", 1)[-1] for h in dense]
     assert gold in dense_top  # the premise: plain dense search over turns finds it
     for overrides in ({}, {"turn_budget": 5}):
-        returned = [t["dia_id"] for t in codechat.query(MEMORY, question, **overrides)["turns"]]
+        returned = [t.dia_id for t in codechat.query(MEMORY, question, **overrides).turns]
         assert gold in returned, (overrides, returned)
 
 
 def test_implicit_cue_reaches_its_cause(codechat):
     # "the pool fix" (a later remark) is explained by the assistant's pool_size answer a day earlier.
-    returned = [
-        t["dia_id"] for t in codechat.query(MEMORY, "What was the pool fix that worked at peak traffic?")["turns"]
-    ]
+    returned = [t.dia_id for t in codechat.query(MEMORY, "What was the pool fix that worked at peak traffic?").turns]
     assert "m7" in returned and "m16" in returned
 
 
 def test_flat_leg_turns_carry_a_path(codechat):
     result = codechat.query(MEMORY, QUESTIONS[0][0], flat_weight=2.0)
-    assert all(t["path"][-1]["level"] == "turn" for t in result["turns"])
-    assert all(t["path"][-2]["level"] == "fused" and "rankers" in t["path"][-2] for t in result["turns"])
+    assert all(t.path[-1].level == "turn" for t in result.turns)
+    assert all(t.path[-2].level == "fused" and t.path[-2].rankers for t in result.turns)
