@@ -133,7 +133,7 @@ def main() -> None:
                 start = perf_counter()
                 result = svc.query(q.sample_id, q.question)
                 wall.append((perf_counter() - start) * 1000)
-                for stage, ms in result.get("timings_ms", {}).items():
+                for stage, ms in result.timings_ms.items():
                     stages[stage].append(float(ms))
             indexes = TurnIndexes()
             for conversation in conversations:

@@ -14,6 +14,10 @@ from hypermem.eval.report import markdown, write_report
 from hypermem.eval.systems import ConversationTurns, FullContext, returned_turns
 from hypermem.ingest.locomo import LocomoFormatError
 from hypermem.model import Conversation, Message
+from hypermem.retrieve.analysis import QueryAnalysis
+from hypermem.retrieve.config import SearchConfig
+from hypermem.retrieve.result import EpisodeHit, FactHit, QueryResult, TurnHit
+from hypermem.retrieve.stopping import StopDecision
 
 TURNS = {"D1:1", "D1:2", "D1:3", "D2:1", "D8:6", "D9:17", "D11:26"}
 
@@ -121,11 +125,19 @@ def test_percentile_empty_and_single():
 
 
 def test_returned_turns_unions_turns_and_fact_sources():
-    result = {
-        "turns": [{"dia_id": "D1:3"}, {"dia_id": "D2:1"}],
-        "facts": [{"source_dia_ids": ["D2:1", "D5:5"]}, {"source_dia_ids": []}],
-        "episodes": [{"id": "e1", "summary": "earns nothing"}],
-    }
+    def turn(dia_id: str) -> TurnHit:
+        return TurnHit(dia_id, "Ann", "2023-05-08T13:56:00", "text", 0.1, [])
+
+    def fact(dia_ids: list[str]) -> FactHit:
+        return FactHit("f", "fact", "content", None, "e1", 0.1, 0.5, dia_ids, [])
+
+    result = QueryResult(
+        "q", "m", "?", QueryAnalysis("precision"), SearchConfig(), topics=[],
+        episodes=[EpisodeHit("e1", 1, "t", "earns nothing", None, None, 0.1, [])],
+        facts=[fact(["D2:1", "D5:5"]), fact([])], turns=[turn("D1:3"), turn("D2:1")],
+        stop=StopDecision("precision", "80%-of-best", 2, 2), rerank={}, selection={}, context="", context_tokens=0,
+        answer=None,
+    )  # fmt: skip
     assert returned_turns(result) == ["D1:3", "D2:1", "D5:5"]
 
 

@@ -22,8 +22,10 @@ from conftest import LOCOMO
 from werkzeug.serving import make_server
 
 from hypermem import browse
-from hypermem.api import auth, create_app
+from hypermem.api import create_app
 from hypermem.ingest.locomo import load_locomo
+from hypermem.records.keys import create_key
+from hypermem.records.owners import assign_memory
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
@@ -55,8 +57,8 @@ def server(hm_service, hm_ingested):
 def keys(hm_service, hm_ingested) -> dict[str, str]:
     """Tenant keys: ``acme`` owns the test conversation, ``globex`` owns nothing."""
     store = hm_service.store
-    auth.assign_memory(store, hm_ingested.memory_id, "explorer-acme")
-    return {name: auth.create_key(store, f"explorer-{name}")["key"] for name in ("acme", "globex")}
+    assign_memory(store, hm_ingested.memory_id, "explorer-acme")
+    return {name: create_key(store, f"explorer-{name}")["key"] for name in ("acme", "globex")}
 
 
 @pytest.fixture(scope="module")
@@ -228,7 +230,7 @@ def large_memory(hm_service, keys) -> str:
         pytest.skip(f"LoCoMo dev data not found at {LOCOMO}")
     conversation = load_locomo(LOCOMO, [LARGE])[0]
     hm_service.ingest_conversation(conversation)
-    auth.assign_memory(hm_service.store, LARGE, "explorer-acme")
+    assign_memory(hm_service.store, LARGE, "explorer-acme")
     return LARGE
 
 

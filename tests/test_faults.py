@@ -213,16 +213,16 @@ def test_a_job_whose_worker_died_is_reported_failed(fresh_service):
 
 
 def test_query_records_keep_the_newest_and_stay_bounded(fresh_service):
-    from hypermem.api import records
+    from hypermem.records import queries
 
     store = fresh_service.store
     settings = Settings(store=fresh_service.settings.store, query_records_per_memory=3, query_record_max_bytes=2_000)
     for i in range(5):
         result = {"query_id": f"q{i}", "created_at": f"2099-01-01T00:00:0{i}+00:00", "context": "c" * 100,
                   "turns": [{"dia_id": f"D{j}", "text": "x" * 50} for j in range(60 if i == 4 else 1)]}  # fmt: skip
-        records.save(store, settings, "records", "what?", result)
+        queries.save(store, settings, "records", "what?", result)
     old = {"query_id": "q-old", "created_at": "2000-01-01T00:00:00+00:00", "turns": []}
-    records.save(store, settings, "records", "what?", old)  # older than the age limit: dropped at once
+    queries.save(store, settings, "records", "what?", old)  # older than the age limit: dropped at once
     kept = store.run_cypher(
         "MATCH (q:QueryRecord) WHERE q.memory_id = 'records' RETURN q.id AS id, q.result AS r ORDER BY id"
     )

@@ -126,5 +126,5 @@ def test_generated_queries_answer_or_are_refused(engine, query):
     except QueryError as exc:
         assert str(exc).startswith("query")
     else:
-        assert isinstance(result["turns"], list)
+        assert isinstance(result.turns, list)
     assert _restarts(engine) == restarts

@@ -129,7 +129,7 @@ def test_live_messages_in_a_new_session_add_episodes_and_update_topics_only(hm_s
 
     # the new session is searchable at once
     result = hm_service.query(memory, "What colour was the glaze on Nadia's bowls in Berlin?")
-    assert {"L3", "L2", "L1"} & {t["dia_id"] for t in result["turns"]}
+    assert {"L3", "L2", "L1"} & {t.dia_id for t in result.turns}
 
 
 def test_a_message_added_to_an_existing_session_rebuilds_only_that_session(hm_service):

@@ -92,10 +92,10 @@ def test_llm_query_keeps_the_selected_turns_and_answers(ingested, hm_service):
     retriever = Retriever(hm_service.settings, hm_service.store, hm_service.embedder, retrieval_stages(client))
     result = retriever.query(MEMORY, "What pet did Ana adopt?")
     assert client.tasks == ["analyze_query", "select_turns", "answer"]
-    assert result["analysis"]["source"] == "llm"
-    assert result["analysis"]["query_type"] == "recall"  # the rules say "precision": the LLM's type is used
-    assert result["selection"] == {"enabled": True, "kept": 1}
-    assert [t["dia_id"] for t in result["turns"]] == ["L1"]
-    assert all(f["source_dia_ids"] == ["L1"] for f in result["facts"]) and result["facts"]
-    assert result["answer"] == "A grey cat named Pixel."
+    assert result.analysis.source == "llm"
+    assert result.analysis.query_type == "recall"  # the rules say "precision": the LLM's type is used
+    assert result.selection == {"enabled": True, "kept": 1}
+    assert [t.dia_id for t in result.turns] == ["L1"]
+    assert all(f.source_dia_ids == ["L1"] for f in result.facts) and result.facts
+    assert result.answer == "A grey cat named Pixel."
     assert "Pixel" in client.user_text and "bakery" not in client.user_text  # the answer saw the kept turn only

@@ -89,19 +89,19 @@ def long30k(hm_service):
 
 def test_the_tail_of_a_long_answer_is_found(hm_service, long30k):
     result = hm_service.query("long-30k", TAIL_QUESTION)
-    passages = [f for f in result["facts"] if f["kind"] == "passage" and "certbot" in f["content"]]
-    assert passages and passages[0]["source_dia_ids"] == ["C1:4"]
-    turn = next(t for t in result["turns"] if t["dia_id"] == "C1:4")
-    assert "certbot" in turn["snippet"] and len(turn["snippet"]) < 2_000
-    assert len(turn["text"]) == len(long30k[3].text)  # the turn keeps its whole text
-    assert "certbot" in result["context"] and len(result["context"]) < 12_000
+    passages = [f for f in result.facts if f.kind == "passage" and "certbot" in f.content]
+    assert passages and passages[0].source_dia_ids == ["C1:4"]
+    turn = next(t for t in result.turns if t.dia_id == "C1:4")
+    assert "certbot" in turn.snippet and len(turn.snippet) < 2_000
+    assert len(turn.text) == len(long30k[3].text)  # the turn keeps its whole text
+    assert "certbot" in result.context and len(result.context) < 12_000
 
 
 def test_code_identifiers_stay_searchable(hm_service, long30k):
     name = re.search(r"def (handle_\w+)\(", long30k[3].text).group(1)
     result = hm_service.query("long-30k", f"Where is {name} defined?")
-    hits = [f for f in result["facts"] if f["kind"] == "passage" and f"def {name}(" in f["content"]]
-    assert hits and hits[0]["source_dia_ids"] == ["C1:4"] and "python" in hits[0]["content"].split(":", 1)[0]
+    hits = [f for f in result.facts if f.kind == "passage" and f"def {name}(" in f.content]
+    assert hits and hits[0].source_dia_ids == ["C1:4"] and "python" in hits[0].content.split(":", 1)[0]
 
 
 def test_a_long_turn_is_stored_whole_with_passages(hm_service, long30k):
@@ -124,6 +124,6 @@ def test_a_350k_character_answer_ingests(hm_service):
     )
     assert stored[0]["n"] == len(messages[3].text)
     result = hm_service.query("long-350k", TAIL_QUESTION)
-    assert "C1:4" in [t["dia_id"] for t in result["turns"]]
-    assert any("certbot" in f["content"] for f in result["facts"])
-    assert len(result["context"]) < 12_000
+    assert "C1:4" in [t.dia_id for t in result.turns]
+    assert any("certbot" in f.content for f in result.facts)
+    assert len(result.context) < 12_000

@@ -25,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from hypermem import browse
-from hypermem.api import auth
+from hypermem.records import keys, owners
 
 HYPERMEM = str(Path(sys.executable).with_name("hypermem"))
 QUESTION = "What is the name of Omar's puppy?"
@@ -143,7 +143,7 @@ def http_server(hm_service, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tenant_keys(hm_service) -> dict[str, str]:
-    return {name: auth.create_key(hm_service.store, f"mcp-{name}")["key"] for name in ("acme", "globex")}
+    return {name: keys.create_key(hm_service.store, f"mcp-{name}")["key"] for name in ("acme", "globex")}
 
 
 async def http_session(url: str, key: str | None, calls: list[tuple[str, dict]]) -> list:
@@ -180,7 +180,7 @@ def test_http_tenant_ingests_queries_and_sees_only_its_memories(http_server, ten
     turns = data(query)["turns"]
     assert turns[0]["dia_id"] == "1" and "Pixel" in turns[0]["text"]
     assert error(foreign).endswith(f"memory_id: no memory {hm_ingested.memory_id!r}")
-    assert auth.owner_of(hm_service.store, memory)["tenant"] == "mcp-acme"
+    assert owners.owner_of(hm_service.store, memory)["tenant"] == "mcp-acme"
 
     query_id = data(query)["query_id"]
     listed, topics, explained = anyio.run(http_session, http_server, tenant_keys["globex"], [

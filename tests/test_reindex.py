@@ -22,7 +22,7 @@ def test_reindex_re_embeds_a_store_built_with_another_model(tmp_path, hm_service
     service.ingest_messages("old", conversation(24, 2))
     before = store.counts("old")
     question = "What did Ben say about the pottery class?"
-    answer_before = [t["dia_id"] for t in service.query("old", question)["turns"]]
+    answer_before = [t.dia_id for t in service.query("old", question).turns]
     client = create_app(hm_make_settings(data), service).test_client()
     assert client.get("/v1/ready").status_code == 200
     # the store now says it was built with an 8-dimensional model, with vectors to match
@@ -49,6 +49,6 @@ def test_reindex_re_embeds_a_store_built_with_another_model(tmp_path, hm_service
     assert client.get("/v1/ready").status_code == 200
     assert store.meta()["dimension"] == hm_service.embedder.dimension
     assert store.counts("old") == before
-    after = [t["dia_id"] for t in service.query("old", question)["turns"]]
+    after = [t.dia_id for t in service.query("old", question).turns]
     assert sorted(after) == sorted(answer_before), (after, answer_before)
     store.close()

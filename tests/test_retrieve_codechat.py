@@ -91,15 +91,13 @@ def test_hypermem_finds_what_dense_over_turns_finds(codechat, question, gold):
     dense_top = [h.id.rsplit("/", 1)[-1] for h in dense]
     assert gold in dense_top  # the premise: plain dense search over turns finds it
     for overrides in ({}, {"turn_budget": 5}):
-        returned = [t["dia_id"] for t in codechat.query(MEMORY, question, **overrides)["turns"]]
+        returned = [t.dia_id for t in codechat.query(MEMORY, question, **overrides).turns]
         assert gold in returned, (overrides, returned)
 
 
 def test_implicit_cue_reaches_its_cause(codechat):
     # "the pool fix" (a later remark) is explained by the assistant's pool_size answer a day earlier.
-    returned = [
-        t["dia_id"] for t in codechat.query(MEMORY, "What was the pool fix that worked at peak traffic?")["turns"]
-    ]
+    returned = [t.dia_id for t in codechat.query(MEMORY, "What was the pool fix that worked at peak traffic?").turns]
     assert "m7" in returned and "m16" in returned
 
 
@@ -120,7 +118,7 @@ def test_at_a_tight_budget_hypermem_recalls_at_least_what_dense_over_turns_recal
     for question, gold in PARAPHRASES:
         vector = codechat.embedder.encode_one(question)
         dense = [h.id.rsplit("/", 1)[-1] for h in codechat.store.vector_search("Turn", MEMORY, vector, budget)]
-        returned = [t["dia_id"] for t in codechat.query(MEMORY, question, turn_budget=budget)["turns"]]
+        returned = [t.dia_id for t in codechat.query(MEMORY, question, turn_budget=budget).turns]
         assert len(returned) <= budget
         dense_hits += gold in dense
         hypermem_hits += gold in returned
@@ -130,14 +128,14 @@ def test_at_a_tight_budget_hypermem_recalls_at_least_what_dense_over_turns_recal
 
 def test_ranked_turns_carry_their_explanation(codechat):
     learned = codechat.query(MEMORY, QUESTIONS[0][0])
-    assert all(t["path"][-1]["level"] == "turn" for t in learned["turns"])
-    steps = [t["path"][-2] for t in learned["turns"]]
-    assert all(s["level"] == "fused" and s["ranker"] for s in steps)
+    assert all(t.path[-1].level == "turn" for t in learned.turns)
+    steps = [t.path[-2] for t in learned.turns]
+    assert all(s.level == "fused" and s.ranker for s in steps)
     # the learned score is the bias plus the feature contributions the step shows
     from hypermem.retrieve.turn_ranker import DEFAULT_MODEL
 
-    assert steps[0]["logit"] == pytest.approx(DEFAULT_MODEL.bias + sum(steps[0]["ranker"].values()), abs=1e-2)
-    assert steps[0]["score"] == pytest.approx(1 / (1 + math.exp(-steps[0]["logit"])), abs=1e-5)  # P(evidence)
-    assert [s["score"] for s in steps] == sorted((s["score"] for s in steps), reverse=True)
+    assert steps[0].logit == pytest.approx(DEFAULT_MODEL.bias + sum(steps[0].ranker.values()), abs=1e-2)
+    assert steps[0].score == pytest.approx(1 / (1 + math.exp(-steps[0].logit)), abs=1e-5)  # P(evidence)
+    assert [s.score for s in steps] == sorted((s.score for s in steps), reverse=True)
     rrf = codechat.query(MEMORY, QUESTIONS[0][0], turn_ranker="rrf", flat_weight=2.0)
-    assert all(t["path"][-2]["level"] == "fused" and "rankers" in t["path"][-2] for t in rrf["turns"])
+    assert all(t.path[-2].level == "fused" and t.path[-2].rankers for t in rrf.turns)

@@ -7,6 +7,9 @@ never returns data from another memory_id; every turn carries its explanation pa
 
 from __future__ import annotations
 
+import dataclasses
+import json
+
 import pytest
 from conftest import make_testconv_record
 
@@ -50,28 +53,33 @@ def _members(svc, hyperedge_id: str) -> dict[str, float]:
 @pytest.mark.parametrize(("question", "gold"), GOLD)
 def test_gold_turn_is_returned(ask, question, gold):
     result = ask(question)
-    assert gold in [t["dia_id"] for t in result["turns"]]
+    assert gold in [t.dia_id for t in result.turns]
 
 
 def test_output_shape(ask):
     result = ask(GOLD[0][0])
-    assert set(result) >= KEYS
-    assert set(result["stop"]) >= {"query_type", "rule", "cut_at"}
-    for turn in result["turns"]:
+    shape = result.to_dict()  # the JSON of the API, the MCP server and ``hypermem query --json``
+    assert json.loads(json.dumps(shape)) == shape
+    assert set(shape) >= KEYS
+    assert set(shape["stop"]) >= {"query_type", "rule", "cut_at"}
+    assert shape["turns"] and shape["facts"] and shape["episodes"]
+    for turn in shape["turns"]:
         assert {"dia_id", "text", "score", "path"} <= set(turn)
-    for fact in result["facts"]:
-        assert {"id", "content", "score", "source_dia_ids", "path"} <= set(fact)
-    for episode in result["episodes"]:
+        assert {"level", "id"} <= set(turn["path"][-1]) and None not in turn["path"][-1].values()
+    for fact in shape["facts"]:
+        assert {"id", "content", "score", "source_dia_ids", "path"} <= set(fact) and "sources" not in fact
+    for episode in shape["episodes"]:
         assert {"id", "title", "summary", "score", "path"} <= set(episode)
-    assert result["rerank"] == {"enabled": False, "reason": "no reranker_model configured"}
-    assert result["answer"] is None and result["selection"]["enabled"] is False
+    assert shape["config"] == dataclasses.asdict(result.config) and shape["analysis"]["query_type"] == "precision"
+    assert result.rerank == {"enabled": False, "reason": "no reranker_model configured"}
+    assert result.answer is None and result.selection["enabled"] is False
 
 
 def test_temporal_answer_is_in_the_context(ask, hm_service):
     result = ask("When did Nadia run the half marathon?")
-    assert "[D1:1]" in result["context"] and "last Saturday (10 June 2023)" in result["context"]
-    assert result["context_tokens"] > 0
-    assert result["context_tokens"] == hm_service.embedder.count_tokens(result["context"])
+    assert "[D1:1]" in result.context and "last Saturday (10 June 2023)" in result.context
+    assert result.context_tokens > 0
+    assert result.context_tokens == hm_service.embedder.count_tokens(result.context)
 
 
 # --- RRF on real rankings ------------------------------------------------------------------------------------
@@ -87,77 +95,75 @@ def test_topic_ranks_equal_rrf_by_hand(ask, hm_service, hm_ingested):
         for rank, hit in enumerate(ranking, start=1):
             scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank)
     expected = sorted(scores, key=lambda i: -scores[i])
-    assert [t["id"] for t in result["topics"]] == expected
-    for topic in result["topics"]:
-        assert topic["score"] == pytest.approx(scores[topic["id"]], abs=1e-6)
-        assert topic["score"] == pytest.approx(
-            sum(1 / (RRF_K + r["rank"]) for r in topic["rankers"].values()), abs=1e-6
-        )
+    assert [t.id for t in result.topics] == expected
+    for topic in result.topics:
+        assert topic.score == pytest.approx(scores[topic.id], abs=1e-6)
+        assert topic.score == pytest.approx(sum(1 / (RRF_K + r["rank"]) for r in topic.rankers.values()), abs=1e-6)
 
 
 def test_fact_scores_are_rrf_plus_parent_term(ask):
     """A fact's score = Σ 1/(k + rank) over its rankers + w_member / (k + episode rank) for its episode."""
     result = ask("Where did Omar go camping?", stopping="fixed", turn_budget=30)
-    ranks = {e["id"]: e["rank"] for e in result["episodes"]}
-    assert result["facts"]
-    for fact in result["facts"]:
-        step = fact["path"][-1]
-        assert step["level"] == "fact" and step["score"] == fact["score"]
-        own = sum(1 / (RRF_K + r["rank"]) for r in step["rankers"].values())
-        edge = fact["path"][-2]
-        parent = edge["weight"] / (RRF_K + ranks[fact["episode_id"]]) if edge["level"] == "hyperedge" else 0.0
-        assert fact["score"] == pytest.approx(own + parent, abs=2e-6)
-    assert [f["score"] for f in result["facts"]] == sorted((f["score"] for f in result["facts"]), reverse=True)
+    ranks = {e.id: e.rank for e in result.episodes}
+    assert result.facts
+    for fact in result.facts:
+        step = fact.path[-1]
+        assert step.level == "fact" and step.score == fact.score
+        own = sum(1 / (RRF_K + r["rank"]) for r in step.rankers.values())
+        edge = fact.path[-2]
+        parent = edge.weight / (RRF_K + ranks[fact.episode_id]) if edge.level == "hyperedge" else 0.0
+        assert fact.score == pytest.approx(own + parent, abs=2e-6)
+    assert [f.score for f in result.facts] == sorted((f.score for f in result.facts), reverse=True)
 
 
 # --- stopping ------------------------------------------------------------------------------------------------
 def test_precision_query_stops_at_80_percent_of_best(ask):
     full = ask("When did Nadia run the half marathon?", stopping="fixed", turn_budget=200, min_facts=1)
     cut_result = ask("When did Nadia run the half marathon?", min_facts=1)
-    stop = cut_result["stop"]
-    assert (stop["query_type"], stop["rule"]) == ("precision", "80%-of-best")
-    scores = [f["score"] for f in full["facts"]]
-    assert stop["considered"] == len(scores)
-    assert stop["threshold"] == pytest.approx(0.8 * scores[0], abs=1e-6)
-    assert stop["cut_at"] == sum(1 for s in scores if s >= 0.8 * scores[0])
+    stop = cut_result.stop
+    assert (stop.query_type, stop.rule) == ("precision", "80%-of-best")
+    scores = [f.score for f in full.facts]
+    assert stop.considered == len(scores)
+    assert stop.threshold == pytest.approx(0.8 * scores[0], abs=1e-6)
+    assert stop.cut_at == sum(1 for s in scores if s >= 0.8 * scores[0])
     # the cut sets how many turns are read (a kept fact's source turn, and its reply); the fused ranking picks them
-    assert 0 < len(cut_result["turns"]) <= min(2 * stop["cut_at"], cut_result["config"]["turn_budget"])
+    assert 0 < len(cut_result.turns) <= min(2 * stop.cut_at, cut_result.config.turn_budget)
 
 
 def test_recall_query_stops_at_the_elbow(ask):
     question = "How many times did Nadia and Omar talk about pottery?"
     full = ask(question, stopping="fixed", turn_budget=200, min_facts=1)
     result = ask(question, min_facts=1)
-    assert (result["stop"]["query_type"], result["stop"]["rule"]) == ("recall", "elbow")
-    assert result["stop"]["cut_at"] == elbow([f["score"] for f in full["facts"]])
+    assert (result.stop.query_type, result.stop.rule) == ("recall", "elbow")
+    assert result.stop.cut_at == elbow([f.score for f in full.facts])
 
 
 def test_stopping_floor_keeps_at_least_min_facts(ask):
     question = "When did Nadia run the half marathon?"
-    bare = ask(question, min_facts=1)["stop"]
-    floored = ask(question)["stop"]  # default min_facts = 8
-    assert floored["cut_at"] == max(bare["cut_at"], min(8, floored["considered"]))
-    assert floored["rule"] == bare["rule"] + (" (floor 8)" if bare["cut_at"] < 8 else "")
-    tight = ask(question, min_facts=1, turn_budget=200, stopping="fixed")["stop"]
-    assert tight["cut_at"] == tight["considered"]  # fixed mode ignores the floor and keeps up to the budget
+    bare = ask(question, min_facts=1).stop
+    floored = ask(question).stop  # default min_facts = 8
+    assert floored.cut_at == max(bare.cut_at, min(8, floored.considered))
+    assert floored.rule == bare.rule + (" (floor 8)" if bare.cut_at < 8 else "")
+    tight = ask(question, min_facts=1, turn_budget=200, stopping="fixed").stop
+    assert tight.cut_at == tight.considered  # fixed mode ignores the floor and keeps up to the budget
 
 
 def test_judgment_query_stops_at_first_confident_hit(ask):
     result = ask("Did Nadia move to Berlin for a new job?", min_facts=1)
-    stop = result["stop"]
-    assert stop["query_type"] == "judgment"
-    if stop["rule"] == "first-confident-hit":
-        kept = result["facts"]
-        assert kept and kept[-1]["cosine"] >= stop["threshold"]
-        assert all(f["cosine"] < stop["threshold"] for f in kept[:-1])
-    assert "D3:1" in [t["dia_id"] for t in result["turns"]]
+    stop = result.stop
+    assert stop.query_type == "judgment"
+    if stop.rule == "first-confident-hit":
+        kept = result.facts
+        assert kept and kept[-1].cosine >= stop.threshold
+        assert all(f.cosine < stop.threshold for f in kept[:-1])
+    assert "D3:1" in [t.dia_id for t in result.turns]
 
 
 def test_fixed_stopping_and_turn_budget(ask):
     result = ask("What did Omar say about his puppy?", stopping="fixed", turn_budget=3)
-    assert result["stop"]["rule"].startswith("fixed-k")
-    assert len(result["turns"]) <= 3
-    assert len({t["dia_id"] for t in result["turns"]}) == len(result["turns"])
+    assert result.stop.rule.startswith("fixed-k")
+    assert len(result.turns) <= 3
+    assert len({t.dia_id for t in result.turns}) == len(result.turns)
 
 
 # --- expansion -----------------------------------------------------------------------------------------------
@@ -190,32 +196,32 @@ def test_pipeline_episodes_and_facts_come_only_from_chosen_hyperedges(ask, hm_se
     hierarchy_only = {"global_facts": False, "turn_ranker": "rrf", "flat_weight": 0.0}
     for extra in ({}, hierarchy_only):
         result = ask("Where did Omar go camping?", k_topic=1, k_episode=1, stopping="fixed", turn_budget=50, **extra)
-        (topic,) = result["topics"]
+        (topic,) = result.topics
         topic_edge = {r["hyperedge_id"] for r in hm_service.store.query(
-            "retrieve/expand_topic_episodes", memory_id="testconv", topic_ids=[topic["id"]])}.pop()  # fmt: skip
-        (episode,) = result["episodes"]
-        assert episode["id"] in _members(hm_service, topic_edge)
-        episode_edge = "testconv/hyperedge/episode:" + episode["id"].split("/")[-1]
+            "retrieve/expand_topic_episodes", memory_id="testconv", topic_ids=[topic.id])}.pop()  # fmt: skip
+        (episode,) = result.episodes
+        assert episode.id in _members(hm_service, topic_edge)
+        episode_edge = "testconv/hyperedge/episode:" + episode.id.split("/")[-1]
         members = _members(hm_service, episode_edge)
-        assert result["facts"]
-        for fact in result["facts"]:
-            through = [s["id"] for s in fact["path"] if s["level"] == "hyperedge"]
-            if fact["id"] in members:
+        assert result.facts
+        for fact in result.facts:
+            through = [s.id for s in fact.path if s.level == "hyperedge"]
+            if fact.id in members:
                 assert through == [topic_edge, episode_edge]
             else:  # reached by a memory-wide search, and says so
-                assert not extra and through == [] and fact["path"][0]["via"] == "memory-wide fact search"
+                assert not extra and through == [] and fact.path[0].via == "memory-wide fact search"
         if extra:
-            assert {f["id"] for f in result["facts"]} <= set(members)
+            assert {f.id for f in result.facts} <= set(members)
 
 
 # --- explanation paths ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("question", [q for q, _ in GOLD] + ["Did Nadia move to Berlin for a new job?"])
 def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question):
     result = ask(question)
-    assert result["turns"]
-    for turn in result["turns"]:
-        path = turn["path"]
-        levels = [s["level"] for s in path]
+    assert result.turns
+    for turn in result.turns:
+        path = turn.path
+        levels = [s.level for s in path]
         assert levels[0] == "query" and levels[-2:] == ["fused", "turn"]
         assert levels in (
             ["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "fused", "turn"],
@@ -223,48 +229,48 @@ def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question)
             ["query", "fused", "turn"],
         )  # the last: turn-level leg only
         fused = path[-2]
-        assert (fused.get("rankers") or fused.get("ranker")) and fused["score"] > 0
-        source = fused["id"].split("/")[-1]  # the ranked turn; a reply follows it
-        assert turn["dia_id"] == source or path[-1].get("reply_to") == source
-        assert path[-1]["dia_id"] == turn["dia_id"] and path[-1]["id"] == f"testconv/turn/{turn['dia_id']}"
+        assert (fused.rankers or fused.ranker) and fused.score > 0
+        source = fused.id.split("/")[-1]  # the ranked turn; a reply follows it
+        assert turn.dia_id == source or path[-1].reply_to == source
+        assert path[-1].dia_id == turn.dia_id and path[-1].id == f"testconv/turn/{turn.dia_id}"
         for step in path:
-            if step["level"] in ("topic", "episode", "fact"):
-                assert isinstance(step["score"], float) and step["score"] > 0
-                assert step["rankers"] and all(r["rank"] >= 1 for r in step["rankers"].values())
-            if step["level"] == "hyperedge":
-                assert 0.0 <= step["weight"] <= 1.0 and step["kind"] in ("topic", "episode")
+            if step.level in ("topic", "episode", "fact"):
+                assert isinstance(step.score, float) and step.score > 0
+                assert step.rankers and all(r["rank"] >= 1 for r in step.rankers.values())
+            if step.level == "hyperedge":
+                assert 0.0 <= step.weight <= 1.0 and step.kind in ("topic", "episode")
         # each hyperedge step joins its neighbours in the graph, with the weight the path reports
         for before, edge, after in zip(path, path[1:], path[2:]):
-            if edge["level"] != "hyperedge":
+            if edge.level != "hyperedge":
                 continue
             owner = hm_service.store.run_cypher(
                 "MATCH (o {id: $o})-[:HAS_HYPEREDGE]->(h:Hyperedge {id: $h}) RETURN count(o) AS n",
-                {"o": before["id"], "h": edge["id"]},
+                {"o": before.id, "h": edge.id},
             )
             assert owner[0]["n"] == 1
-            assert _members(hm_service, edge["id"])[after["id"]] == pytest.approx(edge["weight"], abs=1e-6)
+            assert _members(hm_service, edge.id)[after.id] == pytest.approx(edge.weight, abs=1e-6)
         if levels[-3] != "fact":
             continue
-        fact = path[-3]["id"]
+        fact = path[-3].id
         sources = hm_service.store.run_cypher(
             "MATCH (:Fact {id: $f})-[:FROM_TURN]->(t:Turn) RETURN t.dia_id AS d", {"f": fact}
         )
-        if "reply_to" in path[-1]:  # the reply to a question turn of the fact, i.e. the turn right after it
-            assert path[-1]["reply_to"] in {r["d"] for r in sources}
+        if path[-1].reply_to is not None:  # the reply to a question turn of the fact, i.e. the turn right after it
+            assert path[-1].reply_to in {r["d"] for r in sources}
             nxt = hm_service.store.run_cypher(
                 "MATCH (q:Turn {id: $q})-[:NEXT]->(a:Turn) RETURN a.dia_id AS d, q.text AS q",
-                {"q": f"testconv/turn/{path[-1]['reply_to']}"},
+                {"q": f"testconv/turn/{path[-1].reply_to}"},
             )
-            assert nxt[0]["d"] == turn["dia_id"] and "?" in nxt[0]["q"]
+            assert nxt[0]["d"] == turn.dia_id and "?" in nxt[0]["q"]
         else:
-            assert turn["dia_id"] in {r["d"] for r in sources}
+            assert turn.dia_id in {r["d"] for r in sources}
 
 
 def test_flat_ablation_has_no_hierarchy(ask):
     result = ask("Where did Omar go camping?", flat=True)
-    assert result["topics"] == [] and result["episodes"] == []
-    assert all(f["path"][0].get("via") == "memory-wide fact search" for f in result["facts"])
-    assert "D2:7" in [t["dia_id"] for t in result["turns"]]
+    assert result.topics == [] and result.episodes == []
+    assert all(f.path[0].via == "memory-wide fact search" for f in result.facts)
+    assert "D2:7" in [t.dia_id for t in result.turns]
 
 
 # --- isolation -----------------------------------------------------------------------------------------------
@@ -297,14 +303,14 @@ def _all_ids(value):
 )
 def test_a_query_never_returns_another_memory(twins, memory, own, foreign, overrides):
     result = twins.query(memory, f"What is the name of Omar's puppy, {foreign} or {own}?", **overrides)
-    assert result["memory_id"] == memory
-    ids = [i for i in _all_ids(result) if "/" in i]
+    assert result.memory_id == memory
+    ids = [i for i in _all_ids(result.to_dict()) if "/" in i]
     assert ids and all(i.startswith(memory + "/") for i in ids), [i for i in ids if not i.startswith(memory + "/")]
-    dia_ids = {t["dia_id"] for t in result["turns"]} | {d for f in result["facts"] for d in f["source_dia_ids"]}
+    dia_ids = {t.dia_id for t in result.turns} | {d for f in result.facts for d in f.source_dia_ids}
     assert dia_ids  # the same dia_ids exist in both memories: their path ids above carry the memory
-    evidence = result["context"].split("\n", 1)[1]  # the first line repeats the query
+    evidence = result.context.split("\n", 1)[1]  # the first line repeats the query
     assert foreign not in evidence
-    assert all(foreign not in t["text"] for t in result["turns"])
+    assert all(foreign not in t.text for t in result.turns)
     if "D1:4" in dia_ids:
         assert own in evidence
 
@@ -332,4 +338,4 @@ def test_bad_query_raises_query_error_naming_the_field(hm_service, hm_ingested, 
 
 def test_unknown_memory_returns_empty_evidence(hm_service):
     result = hm_service.query("no-such-memory", "Where did Omar go camping?")
-    assert result["turns"] == [] and result["facts"] == [] and result["stop"]["rule"] == "empty"
+    assert result.turns == [] and result.facts == [] and result.stop.rule == "empty"

@@ -72,17 +72,17 @@ def test_the_earlier_statement_is_marked_superseded(moves):
 )
 def test_the_later_statement_ranks_first(moves, question):
     result = moves.query(MEMORY, question)
-    assert result["turns"][0]["dia_id"] == "S2:2"
-    old = next(f for f in result["facts"] if f["source_dia_ids"] == ["S1:1"])
-    assert old["superseded_by"] == result["facts"][0]["id"]
-    assert [s["level"] for s in old["path"]][-1] == "superseded"
-    assert any(s["level"] == "supersedes" for s in result["facts"][0]["path"])
+    assert result.turns[0].dia_id == "S2:2"
+    old = next(f for f in result.facts if f.source_dia_ids == ["S1:1"])
+    assert old.superseded_by == result.facts[0].id
+    assert [s.level for s in old.path][-1] == "superseded"
+    assert any(s.level == "supersedes" for s in result.facts[0].path)
 
 
 def test_most_recently_favours_recent_episodes(moves):
     result = moves.query(MEMORY, "What did Ana do most recently?")
-    assert result["turns"][0]["dia_id"].startswith("S2:")
-    assert all(any(s["level"] == "recency" for s in f["path"]) for f in result["facts"])
+    assert result.turns[0].dia_id.startswith("S2:")
+    assert all(any(s.level == "recency" for s in f.path) for f in result.facts)
 
 
 @pytest.mark.parametrize(

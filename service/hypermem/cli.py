@@ -10,10 +10,15 @@ import logging
 import os
 import re
 import sys
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from hypermem.retrieve.config import SEARCH_FIELDS
 from hypermem.text import visible
+
+if TYPE_CHECKING:
+    from hypermem.retrieve.result import QueryResult
 
 app = typer.Typer(help="hypermem: a hypergraph memory for long-term conversational agents.", no_args_is_help=True)
 ingest_app = typer.Typer(help="Ingest conversations into memory.", no_args_is_help=True)
@@ -182,39 +187,32 @@ def _print_reports(svc, reports: list, console) -> None:
                   markup=False, highlight=False, soft_wrap=True)  # fmt: skip
 
 
-def _print_result(result: dict, as_json: bool) -> None:
+def _print_result(result: QueryResult, as_json: bool) -> None:
     import json
 
     from rich.console import Console
     from rich.markup import escape
 
     if as_json:
-        typer.echo(json.dumps(result, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return
     console = Console()
-    stop = result["stop"]
-    console.print(f"[bold]{escape(visible(result['query']))}[/bold]  ({result['analysis']['query_type']} query; stopped by "
-                  f"{stop['rule']}: kept {stop['cut_at']} of {stop['considered']} facts (cut_at {stop['cut_at']}); "
-                  f"{len(result['turns'])} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
+    stop = result.stop
+    console.print(f"[bold]{escape(visible(result.query))}[/bold]  ({result.analysis.query_type} query; stopped by "
+                  f"{stop.rule}: kept {stop.cut_at} of {stop.considered} facts (cut_at {stop.cut_at}); "
+                  f"{len(result.turns)} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
     rows = []
-    for turn in result["turns"]:
+    for turn in result.turns:
         path = " -> ".join(
-            f"{step['level']}" + (f"({step['score']:.3f})" if "score" in step else f"(w={step['weight']:.2f})" if "weight" in step else "")
-            for step in turn["path"][1:-1]
+            step.level + (f"({step.score:.3f})" if step.score is not None else f"(w={step.weight:.2f})" if step.weight is not None else "")
+            for step in turn.path[1:-1]
         )  # fmt: skip
-        rows.append(
-            [
-                turn["dia_id"],
-                f"{turn['score']:.4f}",
-                f"{turn['speaker']} ({turn['timestamp'][:10]}): {turn['text']}",
-                path,
-            ]
-        )
+        rows.append([turn.dia_id, f"{turn.score:.4f}", f"{turn.speaker} ({turn.timestamp[:10]}): {turn.text}", path])
     _show_table(console, "evidence turns", ["dia_id", "score", "turn", "path"], rows)
-    if result.get("answer"):
-        console.print(f"[bold]answer:[/bold] {escape(visible(result['answer']))}")
-    console.print(f"[bold]context[/bold] ({result['context_tokens']} tokens, {result['timings_ms']['total']:.0f} ms):")
-    console.print(visible(result["context"]), markup=False, highlight=False, soft_wrap=not console.is_terminal)
+    if result.answer:
+        console.print(f"[bold]answer:[/bold] {escape(visible(result.answer))}")
+    console.print(f"[bold]context[/bold] ({result.context_tokens} tokens, {result.timings_ms['total']:.0f} ms):")
+    console.print(visible(result.context), markup=False, highlight=False, soft_wrap=not console.is_terminal)
 
 
 @ingest_app.command("locomo")
@@ -245,13 +243,21 @@ def ingest_locomo(
             _print_reports(svc, reports, console)
 
 
+def _search_option(name: str) -> Any:
+    """The ``--name`` option of search setting ``name``: help and bounds from ``SearchConfig``; unset = the
+    configured default (``Settings``)."""
+    spec = SEARCH_FIELDS[name]
+    low, high = spec.bounds or (None, None)
+    return typer.Option(None, "--" + name.replace("_", "-"), min=low, max=high, help=spec.help)
+
+
 @app.command()
 def query(
     text: str = typer.Argument(..., help="The question."),
     memory: str = typer.Option(..., "--memory", "-m", help="The memory_id to search."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result (same JSON as the API)."),
-    stopping: str = typer.Option(None, "--stopping", help="adaptive (default) or fixed."),
-    turn_budget: int = typer.Option(None, "--turn-budget", min=1, max=200, help="Most evidence turns."),
+    stopping: str = _search_option("stopping"),
+    turn_budget: int = _search_option("turn_budget"),
 ) -> None:
     """Retrieve explained evidence for a question from one memory."""
     from hypermem.retrieve.pipeline import QueryError
@@ -278,7 +284,7 @@ def demo(
 ) -> None:
     """The main job: ingest a conversation file into the embedded store, then answer a question from memory."""
     from hypermem.ingest.locomo import load_locomo
-    from hypermem.retrieve.pipeline import MAX_QUERY_CHARS
+    from hypermem.retrieve.config import MAX_QUERY_CHARS
 
     path = path or _sample_path()
     if question is None:

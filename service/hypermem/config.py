@@ -9,12 +9,21 @@ and are validated by pydantic-settings. Tests and the API build their own
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from hypermem.retrieve.config import SEARCH_FIELDS
+
 DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "hypermem"
+
+
+def _search_setting(name: str) -> Any:
+    """The default, bounds and help of search setting ``name``, from ``SearchConfig`` (their one home)."""
+    spec = SEARCH_FIELDS[name]
+    low, high = spec.bounds or (None, None)
+    return Field(default=spec.default, ge=low, le=high, description=spec.help)
 
 
 class Settings(BaseSettings):
@@ -77,14 +86,13 @@ class Settings(BaseSettings):
     )
 
     # --- retrieval ---------------------------------------------------------------------
-    rrf_k: int = Field(default=10, ge=1)  # chosen by cross-validation (hypermem eval cv; 60 before)
-    k_topic: int = Field(default=10, ge=1, le=200)
-    k_episode: int = Field(default=10, ge=1, le=200)
-    k_fact: int = Field(default=30, ge=1, le=500)
-    stopping: Literal["adaptive", "fixed"] = "adaptive"
-    turn_budget: int = Field(
-        default=8, ge=1, le=200, description="Most turns one answer returns (HiGMem: ~8; issue 11: <= 8)."
-    )
+    # Defaults of SearchConfig's fields of the same names (hypermem.retrieve.config.FROM_SETTINGS).
+    rrf_k: int = _search_setting("rrf_k")  # chosen by cross-validation (hypermem eval cv; 60 before)
+    k_topic: int = _search_setting("k_topic")
+    k_episode: int = _search_setting("k_episode")
+    k_fact: int = _search_setting("k_fact")
+    stopping: Literal["adaptive", "fixed"] = _search_setting("stopping")
+    turn_budget: int = _search_setting("turn_budget")
     turn_ranker_model: str | None = Field(
         default=None,
         description="A JSON file of turn ranker weights (`hypermem eval fit-ranker`); unset: the shipped weights.",

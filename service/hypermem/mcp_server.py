@@ -10,7 +10,7 @@ can explain the other's queries.
 
 Transports (``hypermem mcp``): stdio, for a local agent that runs the server itself, sees every
 memory of the store as the CLI does; streamable HTTP (``--http``) needs a tenant key of the
-JSON API (``Authorization: Bearer hmk_...``, checked by ``hypermem.api.auth``), refuses any other
+JSON API (``Authorization: Bearer hmk_...``, checked by ``hypermem.records.keys``), refuses any other
 request with 401, and gives a tenant only its own memories (another tenant's memory is "not
 found", as in the JSON API). A tool's bad input fails the call with a message naming the field.
 """
@@ -30,11 +30,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import AnyHttpUrl, Field
 
 from hypermem import browse
-from hypermem.api import auth
-from hypermem.api.jobs import IngestJobs, to_json
 from hypermem.api.schemas import IngestRequestSchema, TimelineArgsSchema
 from hypermem.ingest.turns import IngestInputError, validate
 from hypermem.model import Message
+from hypermem.records import keys, owners, queries
+from hypermem.records.jobs import IngestJobs
+from hypermem.retrieve.config import SEARCH_FIELDS
 from hypermem.retrieve.pipeline import QueryError
 from hypermem.service import MemoryService
 
@@ -57,10 +58,17 @@ class TenantKeyVerifier:
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """``AccessToken(client_id=tenant)`` for a live tenant key, else None (the SDK answers 401)."""
-        found = await anyio.to_thread.run_sync(auth.principal_for_key, self.service.store, None, token)
+        found = await anyio.to_thread.run_sync(keys.principal_for_key, self.service.store, None, token)
         if found is None or found.tenant is None:  # unknown or revoked, or the admin key
             return None
         return AccessToken(token=token, client_id=found.tenant, scopes=[])
+
+
+def _search_field(name: str) -> Any:
+    """A tool argument's bounds and help for search setting ``name``, from ``SearchConfig``."""
+    spec = SEARCH_FIELDS[name]
+    low, high = spec.bounds or (None, None)
+    return Field(ge=low, le=high, description=spec.help)
 
 
 class HypermemTools:
@@ -88,7 +96,7 @@ class HypermemTools:
         if tenant is None:
             known = claim or memory_id in self.store.memory_ids()
         else:
-            known = auth.tenant_owner(self.store, tenant, memory_id, claim=claim) is not None
+            known = owners.tenant_owner(self.store, tenant, memory_id, claim=claim) is not None
         if not known:
             raise ToolError(f"memory_id: no memory {memory_id!r}")
         return memory_id
@@ -98,7 +106,7 @@ class HypermemTools:
         tenant = self._tenant()
         if tenant is None:
             return self.store.memory_ids()
-        return [m["memory_id"] for m in auth.tenant_memories(self.store, tenant)]
+        return [m["memory_id"] for m in owners.tenant_memories(self.store, tenant)]
 
     # --- tools ------------------------------------------------------------------------------------
     def list_memories(self) -> dict[str, list[str]]:
@@ -134,8 +142,8 @@ class HypermemTools:
         self,
         memory_id: Annotated[str, Field(description="The memory to search.")],
         query: Annotated[str, Field(description="The question, in natural language.")],
-        turn_budget: Annotated[int | None, Field(ge=1, le=200, description="Most evidence turns (default 10).")] = None,
-        answer: Annotated[bool, Field(description="Also answer from the evidence when an LLM is configured.")] = True,
+        turn_budget: Annotated[int | None, _search_field("turn_budget")] = None,
+        answer: Annotated[bool, _search_field("answer")] = True,
     ) -> dict[str, Any]:
         """Evidence for a question: dialogue turns (dia_id, speaker, timestamp, text, score), each with its
         explanation path query -> topic -> hyperedge -> episode -> hyperedge -> fact -> turn (scores,
@@ -147,25 +155,23 @@ class HypermemTools:
             result = self.service.query(memory_id, query, **overrides)
         except QueryError as exc:
             raise ToolError(str(exc)) from exc
-        result = json.loads(to_json({**result, "created_at": auth.utcnow()}))
-        self.store.query(
-            "api/save_query", id=result["query_id"], memory_id=memory_id, query=query,
-            created_at=result["created_at"], result=to_json(result),
-        )  # fmt: skip
-        return result
+        record = queries.record(result)
+        queries.save(self.store, self.service.settings, memory_id, query, record)
+        return record
 
     def explain_query(
         self, query_id: Annotated[str, Field(description="The query_id of a past query.")]
     ) -> dict[str, Any]:
         """A past query's full stored result: analysis, evidence with explanation paths, stop rule, context, answer."""
-        rows = self.store.query("api/get_query", id=query_id)
-        if not rows:
+        found = queries.get(self.store, query_id)
+        if found is None:
             raise ToolError(f"query_id: no query {query_id!r}")
+        memory_id, result = found
         try:
-            self._memory(rows[0]["memory_id"])
+            self._memory(memory_id)
         except ToolError:
             raise ToolError(f"query_id: no query {query_id!r}") from None
-        return json.loads(rows[0]["result"])
+        return result
 
     def list_topics(
         self,

@@ -8,12 +8,16 @@ and ``close()`` it, or use it as a context manager.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.locks import MemoryLock
 from hypermem.model import Conversation, Message
 from hypermem.store import GraphStore, open_store
+
+if TYPE_CHECKING:
+    from hypermem.retrieve.result import QueryResult
 
 
 class MemoryService:
@@ -94,8 +98,9 @@ class MemoryService:
         with self.lock(memory_id, "ingest"):
             return self.ingestor.ingest(memory_id, messages, progress=progress)
 
-    def query(self, memory_id: str, text: str, **overrides) -> dict:
-        """Retrieve evidence for ``text`` in ``memory_id``; see ``hypermem.retrieve.pipeline`` for the shape."""
+    def query(self, memory_id: str, text: str, **overrides) -> QueryResult:
+        """Retrieve evidence for ``text`` in ``memory_id`` (``hypermem.retrieve.pipeline``). Raises ``QueryError``
+        naming the field for a bad query or search setting."""
         return self.retriever.query(memory_id, text, **overrides)
 
     def delete_memory(self, memory_id: str) -> int:

@@ -7,6 +7,7 @@ from flask_smorest import Blueprint, abort
 from hypermem.api import auth
 from hypermem.api.schemas import AssignedSchema, KeyCreatedSchema, KeyRevokedSchema
 from hypermem.api.state import state
+from hypermem.records import keys, owners
 
 blp = Blueprint(
     "tenants", __name__, url_prefix="/v1/tenants", description="Tenant keys and memory ownership (admin key)."
@@ -18,7 +19,7 @@ blp = Blueprint(
 def create_key(tenant: str):
     """Mint an API key bound to ``tenant``. The key is returned once; only its hash is stored."""
     auth.require_admin()
-    return auth.create_key(state().store, tenant)
+    return keys.create_key(state().store, tenant)
 
 
 @blp.route("/<tenant:tenant>/keys/<hex_id:key_id>", methods=["DELETE"])
@@ -26,7 +27,7 @@ def create_key(tenant: str):
 def revoke_key(tenant: str, key_id: str):
     """Revoke one of ``tenant``'s keys (404 when it has no such key)."""
     auth.require_admin()
-    if not auth.revoke_key(state().store, tenant, key_id):
+    if not keys.revoke_key(state().store, tenant, key_id):
         abort(404, message=f"tenant {tenant!r} has no key {key_id!r}")
     return {"tenant": tenant, "key_id": key_id, "revoked": True}
 
@@ -36,5 +37,5 @@ def revoke_key(tenant: str, key_id: str):
 def assign_memory(tenant: str, memory_id: str):
     """Give ``memory_id`` to ``tenant``, e.g. a memory ingested with the CLI (replaces any owner)."""
     auth.require_admin()
-    auth.assign_memory(state().store, memory_id, tenant)
+    owners.assign_memory(state().store, memory_id, tenant)
     return {"tenant": tenant, "memory_id": memory_id}

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from flask import url_for
 from flask_smorest import Blueprint, abort
 
-from hypermem.api import auth, records
-from hypermem.api.jobs import to_json
+from hypermem.api import auth
 from hypermem.api.schemas import (
     DeletedSchema,
     IngestRequestSchema,
@@ -24,6 +22,7 @@ from hypermem.api.schemas import (
 from hypermem.api.state import state
 from hypermem.ingest.turns import message_problems
 from hypermem.model import Message
+from hypermem.records import owners, queries
 from hypermem.retrieve.pipeline import QueryError
 
 blp = Blueprint("memories", __name__, url_prefix="/v1", description="Ingest, query, explain and delete memories.")
@@ -33,7 +32,7 @@ blp = Blueprint("memories", __name__, url_prefix="/v1", description="Ingest, que
 @blp.response(200, MemoryListSchema)
 def list_memories():
     """The memories of the calling tenant."""
-    return {"memories": auth.tenant_memories(state().store, auth.require_tenant())}
+    return {"memories": owners.tenant_memories(state().store, auth.require_tenant())}
 
 
 @blp.route("/memories/<memory_id:memory_id>", methods=["GET"])
@@ -85,7 +84,7 @@ def ingest(body: dict, memory_id: str):
         abort(422, message=f"{len(rejected)} of {len(items)} messages are unusable",
               errors={"json": {"messages": rejected}})  # fmt: skip
     messages = [m for _, m in accepted]
-    claimed = auth.owner_of(current.store, memory_id) is None
+    claimed = owners.owner_of(current.store, memory_id) is None
     auth.authorize_memory(current.store, memory_id, claim=True)
     out = {"memory_id": memory_id, "messages": len(messages)}
     item_statuses: list[dict[str, Any]] = []
@@ -108,7 +107,7 @@ def ingest(body: dict, memory_id: str):
             )
         except BaseException:
             if claimed:
-                auth.release_claim(current.store, memory_id)
+                owners.release_claim(current.store, memory_id)
             raise
         edited = set(report["updated_ids"])
         for status in item_statuses:
@@ -152,9 +151,9 @@ def query(body: dict, memory_id: str):
     except QueryError as exc:
         field, _, problem = str(exc).partition(": ")
         abort(422, message=str(exc), errors={"json": {field: [problem or str(exc)]}})
-    result = json.loads(to_json({**result, "created_at": auth.utcnow()}))
-    records.save(current.store, current.settings, memory_id, text, result)
-    return result
+    record = queries.record(result)
+    queries.save(current.store, current.settings, memory_id, text, record)
+    return record
 
 
 @blp.route("/queries/<record_id:query_id>/explanation", methods=["GET"])
@@ -163,9 +162,10 @@ def explanation(query_id: str):
     """A past query's full result: analysis, evidence with paths, stop decision, context and answer."""
     current = state()
     auth.require_tenant()
-    rows = current.store.query("api/get_query", id=query_id)
+    found = queries.get(current.store, query_id)
     missing = f"no query {query_id!r}"
-    if not rows:
+    if found is None:
         abort(404, message=missing)
-    auth.authorize_memory(current.store, rows[0]["memory_id"], not_found=missing)
-    return json.loads(rows[0]["result"])
+    memory_id, result = found
+    auth.authorize_memory(current.store, memory_id, not_found=missing)
+    return result

@@ -24,6 +24,7 @@ from marshmallow import (
     validates_schema,
 )
 
+from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
 from hypermem.text import CONTROLS, encodable
 
 EARLIEST = datetime(1900, 1, 1)
@@ -242,54 +243,26 @@ class JobSchema(Schema):
 
 
 # --- query -----------------------------------------------------------------------------------
-class QueryRequestSchema(RequestSchema):
-    """A question and optional search-setting overrides (``hypermem.retrieve.config.SearchConfig``)."""
+def _search_field(spec: SearchField) -> fields.Field:
+    """The request field of one search setting: its type, bounds, choices and help from ``SearchConfig``."""
+    metadata = {"description": spec.help}
+    if spec.kind is bool:
+        return fields.Boolean(truthy={True}, falsy={False}, metadata=metadata)
+    if spec.kind is str:
+        return fields.String(validate=validate.OneOf(spec.choices), metadata=metadata)
+    bounds = validate.Range(*spec.bounds) if spec.bounds else None
+    if spec.kind is int:
+        return fields.Integer(strict=True, validate=bounds, metadata=metadata)
+    return fields.Float(validate=bounds, metadata=metadata)
 
-    query = Text(required=True, min_length=1, max_length=2_000, blank=False)
-    k_topic = fields.Integer(
-        strict=True, validate=validate.Range(1, 500), metadata={"description": "Topics kept (k^T)."}
-    )
-    k_episode = fields.Integer(
-        strict=True, validate=validate.Range(1, 500), metadata={"description": "Episodes kept (k^E)."}
-    )
-    k_fact = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "Facts kept (k^F)."})
-    turn_budget = fields.Integer(
-        strict=True, validate=validate.Range(1, 500), metadata={"description": "Most evidence turns returned."}
-    )
-    min_facts = fields.Integer(
-        strict=True,
-        validate=validate.Range(1, 500),
-        metadata={"description": "Adaptive stopping keeps at least this many facts."},
-    )
-    rrf_k = fields.Integer(strict=True, validate=validate.Range(1, 500), metadata={"description": "The RRF constant."})
-    stopping = fields.String(validate=validate.OneOf(["adaptive", "fixed"]))
-    use_topics = fields.Boolean(truthy={True}, falsy={False}, metadata={"description": "False skips the topic level."})
-    flat = fields.Boolean(
-        truthy={True}, falsy={False}, metadata={"description": "True searches facts directly, without the hierarchy."}
-    )
-    propagation = fields.Boolean(
-        truthy={True}, falsy={False}, metadata={"description": "False searches the unpropagated vectors."}
-    )
-    global_facts = fields.Boolean(
-        truthy={True}, falsy={False}, metadata={"description": "Also fuse a memory-wide fact search."}
-    )
-    replies = fields.Boolean(
-        truthy={True}, falsy={False}, metadata={"description": "A returned question turn brings its reply turn."}
-    )
-    salience = fields.Boolean(
-        truthy={True}, falsy={False}, metadata={"description": "False drops element matching from episode scores."}
-    )
-    turn_ranker = fields.String(
-        validate=validate.OneOf(["learned", "rrf"]),
-        metadata={"description": "learned: the learned turn ranker over every leg; rrf: hierarchy + turn leg by RRF."},
-    )
-    flat_weight = fields.Float(
-        validate=validate.Range(0, 10),
-        metadata={"description": "With turn_ranker rrf: weight of the turn-level BM25 + dense leg (0: off)."},
-    )
-    answer = fields.Boolean(
-        truthy={True}, falsy={False}, metadata={"description": "Generate an answer when an LLM is configured."}
-    )
+
+QueryRequestSchema = RequestSchema.from_dict(
+    {
+        "query": Text(required=True, min_length=1, max_length=MAX_QUERY_CHARS, blank=False),
+        **{name: _search_field(spec) for name, spec in SEARCH_FIELDS.items()},
+    },
+    name="QueryRequestSchema",
+)  # a question and optional search-setting overrides (``hypermem.retrieve.config.SearchConfig``)
 
 
 class PathStepSchema(PassThroughSchema):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import current_app
 
-from hypermem.api.jobs import IngestJobs
 from hypermem.config import Settings
+from hypermem.records.jobs import IngestJobs
 
 
 class ApiState:

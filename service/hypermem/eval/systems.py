@@ -24,6 +24,7 @@ from hypermem.ingest.turns import turn_text
 from hypermem.model import Conversation, node_id
 
 if TYPE_CHECKING:
+    from hypermem.retrieve.result import QueryResult
     from hypermem.service import MemoryService
 
 TURN_BUDGETS = (5, 10)  # with the default budget (8): the 5, 8, 10 curve
@@ -76,10 +77,10 @@ class System(Protocol):
     def retrieve(self, svc: MemoryService, turns: ConversationTurns, question: str) -> Retrieved: ...
 
 
-def returned_turns(result: dict) -> list[str]:
+def returned_turns(result: QueryResult) -> list[str]:
     """dia_ids whose words reach a query result's context: its turns, then its facts' source turns (no repeats)."""
-    returned = [t["dia_id"] for t in result["turns"]]
-    returned += [d for f in result["facts"] for d in f["source_dia_ids"]]
+    returned = [t.dia_id for t in result.turns]
+    returned += [d for f in result.facts for d in f.source_dia_ids]
     return list(dict.fromkeys(returned))
 
 
@@ -94,7 +95,7 @@ class HyperMemSystem:
         start = perf_counter()
         result = svc.query(turns.memory_id, question, **self.overrides)
         latency = (perf_counter() - start) * 1000
-        return Retrieved(returned_turns(result), result["context"], int(result["context_tokens"]), latency)
+        return Retrieved(returned_turns(result), result.context, result.context_tokens, latency)
 
 
 @dataclass(frozen=True)

@@ -1,84 +1,113 @@
-"""A declarative search configuration: retrieval variants (and the benchmark's ablations) are settings, not forks."""
+"""A declarative search configuration: retrieval variants (and the benchmark's ablations) are settings, not forks.
+
+``SearchConfig`` is the one home of the search settings: each field carries its default, its bounds
+and its help text (``SEARCH_FIELDS``), from which ``Settings`` (the ``HYPERMEM_*`` defaults), the API's
+``QueryRequestSchema``, the CLI's and the MCP server's options and the override checks derive.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
-from typing import Literal
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin, get_type_hints
 
-from hypermem.config import Settings
+if TYPE_CHECKING:
+    from hypermem.config import Settings
+
+MAX_QUERY_CHARS = 2000  # longest question, in characters
+FROM_SETTINGS = ("k_topic", "k_episode", "k_fact", "stopping", "turn_budget", "rrf_k")  # defaults set by Settings
+
+
+def _setting(default: Any, help: str, bounds: tuple[float, float] | None = None) -> Any:
+    return field(default=default, metadata={"help": help, "bounds": bounds})
 
 
 @dataclass(frozen=True)
 class SearchConfig:
-    """How one query is answered.
+    """How one query is answered (HyperMem §3.4 levels, HingeMem §3.3 stopping); see each field's help."""
 
-    - ``k_topic``/``k_episode``/``k_fact``: candidates kept per level (HyperMem k^T, k^E, k^F);
-    - ``use_topics``: False skips the topic level (episodes searched in the whole memory);
-    - ``flat``: True searches facts directly in the whole memory (no hierarchy);
-    - ``propagation``: False searches the raw (unpropagated) vectors;
-    - ``stopping``: "adaptive" (HingeMem rules by query type) or "fixed" (top ``turn_budget``);
-    - ``turn_budget``: most evidence turns returned;
-    - ``min_facts``: adaptive stopping never keeps fewer facts than this;
-    - ``rrf_k``: the RRF constant;
-    - ``global_facts``: also fuse a memory-wide fact search into the fact level (recall safety net);
-    - ``replies``: a returned turn that asks a question brings its reply turn along;
-    - ``salience``: False drops HingeMem element matching (query elements × member weight × salience)
-      from the episode score;
-    - ``turn_ranker``: how candidate turns become the evidence set: "learned" (the learned turn ranker
-      over every leg, ``hypermem.retrieve.turn_ranker``) or "rrf" (the hierarchy's turn order fused by
-      RRF with the turn-level leg);
-    - ``flat_weight``: with ``turn_ranker`` "rrf", the weight of the turn-level (flat) leg, BM25 + dense
-      over turns (0 turns it off); the hierarchy's weight is 1.
-    """
-
-    k_topic: int = 10
-    k_episode: int = 10
-    k_fact: int = 30
-    use_topics: bool = True
-    flat: bool = False
-    propagation: bool = True
-    stopping: Literal["adaptive", "fixed"] = "adaptive"
-    turn_budget: int = 8
-    min_facts: int = 8
-    rrf_k: int = 10
-    global_facts: bool = True
-    replies: bool = True
-    salience: bool = True
-    turn_ranker: Literal["learned", "rrf"] = "learned"
-    flat_weight: float = 0.3
-    answer: bool = True
+    k_topic: int = _setting(10, "Topics kept (HyperMem k^T).", (1, 500))
+    k_episode: int = _setting(10, "Episodes kept (HyperMem k^E).", (1, 500))
+    k_fact: int = _setting(30, "Facts kept (HyperMem k^F).", (1, 500))
+    use_topics: bool = _setting(True, "False skips the topic level (episodes searched in the whole memory).")
+    flat: bool = _setting(False, "True searches facts directly in the whole memory, without the hierarchy.")
+    propagation: bool = _setting(True, "False searches the unpropagated vectors.")
+    stopping: Literal["adaptive", "fixed"] = _setting(
+        "adaptive", "adaptive (HingeMem rules by query type) or fixed (the top turn_budget)."
+    )
+    turn_budget: int = _setting(8, "Most evidence turns returned (HiGMem: about 8).", (1, 500))
+    min_facts: int = _setting(8, "Adaptive stopping keeps at least this many facts.", (1, 500))
+    rrf_k: int = _setting(10, "The RRF constant.", (1, 500))
+    global_facts: bool = _setting(True, "Also fuse a memory-wide fact search into the fact level (recall safety net).")
+    replies: bool = _setting(True, "A returned question turn brings its reply turn along.")
+    salience: bool = _setting(True, "False drops HingeMem element matching from the episode score.")
+    turn_ranker: Literal["learned", "rrf"] = _setting(
+        "learned",
+        "learned (the learned turn ranker over every leg's candidate turns) or rrf (the hierarchy's turns fused by RRF"
+        " with the turn-level leg).",
+    )
+    flat_weight: float = _setting(
+        0.3,
+        "With turn_ranker rrf: weight of the turn-level BM25 + dense leg, against the hierarchy's 1 (0: off).",
+        (0, 10),
+    )
+    answer: bool = _setting(True, "Generate an answer when an LLM is configured.")
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides) -> SearchConfig:
         """Defaults from ``settings``, then ``overrides``. Raises ``ValueError`` naming an unknown or bad field."""
-        base = cls(
-            k_topic=settings.k_topic,
-            k_episode=settings.k_episode,
-            k_fact=settings.k_fact,
-            stopping=settings.stopping,
-            turn_budget=settings.turn_budget,
-            rrf_k=settings.rrf_k,
-        )
-        known = {f.name: f.type for f in fields(cls)}
         for name, value in overrides.items():
-            if name not in known:
-                raise ValueError(f"{name}: unknown search setting; expected one of {sorted(known)}")
-            if name.startswith("k_") or name in ("turn_budget", "rrf_k", "min_facts"):
-                if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 500:
-                    raise ValueError(f"{name}: must be an integer from 1 to 500")
-            elif name == "flat_weight":
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 10:
-                    raise ValueError("flat_weight: must be a number from 0 to 10")
-            elif name == "turn_ranker":
-                if value not in ("learned", "rrf"):
-                    raise ValueError("turn_ranker: must be 'learned' or 'rrf'")
-            elif name == "stopping":
-                if value not in ("adaptive", "fixed"):
-                    raise ValueError("stopping: must be 'adaptive' or 'fixed'")
-            elif not isinstance(value, bool):
-                raise ValueError(f"{name}: must be true or false")
-        return replace(base, **overrides)
+            if name not in SEARCH_FIELDS:
+                raise ValueError(f"{name}: unknown search setting; expected one of {sorted(SEARCH_FIELDS)}")
+            SEARCH_FIELDS[name].check(value)
+        return replace(cls(**{name: getattr(settings, name) for name in FROM_SETTINGS}), **overrides)
 
     @property
     def vector_property(self) -> str:
         return "embedding" if self.propagation else "embedding_raw"
+
+
+@dataclass(frozen=True)
+class SearchField:
+    """One search setting: ``kind`` is ``int``, ``float``, ``bool`` or ``str`` (then ``choices``)."""
+
+    name: str
+    kind: type
+    default: Any
+    help: str
+    bounds: tuple[float, float] | None = None
+    choices: tuple[str, ...] = ()
+
+    def check(self, value: Any) -> None:
+        """Raise ``ValueError`` ("name: must be ...") unless ``value`` is a valid ``name``."""
+        if self.kind is int and (not isinstance(value, int) or isinstance(value, bool) or not self._within(value)):
+            raise ValueError(f"{self.name}: must be an integer from {self._range}")
+        if self.kind is float and (isinstance(value, bool) or not isinstance(value, int | float) or not self._within(value)):  # fmt: skip
+            raise ValueError(f"{self.name}: must be a number from {self._range}")
+        if self.kind is str and value not in self.choices:
+            raise ValueError(f"{self.name}: must be {' or '.join(repr(c) for c in self.choices)}")
+        if self.kind is bool and not isinstance(value, bool):
+            raise ValueError(f"{self.name}: must be true or false")
+
+    def _within(self, value: float) -> bool:
+        return self.bounds is None or self.bounds[0] <= value <= self.bounds[1]
+
+    @property
+    def _range(self) -> str:
+        low, high = self.bounds or (None, None)
+        return f"{low} to {high}"
+
+
+def _search_fields() -> dict[str, SearchField]:
+    hints = get_type_hints(SearchConfig)
+    out = {}
+    for spec in fields(SearchConfig):
+        hint = hints[spec.name]
+        literal = get_origin(hint) is Literal
+        out[spec.name] = SearchField(
+            spec.name, str if literal else hint, spec.default, spec.metadata["help"], spec.metadata["bounds"],
+            get_args(hint) if literal else (),
+        )  # fmt: skip
+    return out
+
+
+SEARCH_FIELDS: dict[str, SearchField] = _search_fields()

@@ -9,16 +9,8 @@ RRF. Expansion from a level to the next runs through the chosen hyperedges in Cy
 returned item carries its explanation ``path``: query -> topic (score) -> hyperedge
 (weight) -> episode (score) -> hyperedge (weight) -> fact (score) -> turn.
 
-Result shape (``Retriever.query``)::
-
-    {query_id, memory_id, query, analysis, config,
-     topics:   [{id, title, score, rankers}],
-     episodes: [{id, title, summary, start, end, score, path}],
-     facts:    [{id, kind, content, date, score, source_dia_ids, path}],   kind: "fact" | "passage"
-     turns:    [{dia_id, speaker, timestamp, text, [snippet], score, path}],   snippet: the passage hit of a long turn
-     stop: {query_type, rule, cut_at, considered, threshold},
-     rerank: {enabled, reason}, selection: {enabled, kept},
-     context, context_tokens, answer, timings_ms: {..., total}}
+The stages rank plain dict candidates; ``Retriever.query`` returns them as a typed
+``hypermem.retrieve.result.QueryResult`` (its ``to_dict()`` is the JSON shape of the API).
 """
 
 from __future__ import annotations
@@ -27,7 +19,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,11 +28,12 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.errors import HypermemError
 from hypermem.retrieve.analysis import QueryAnalysis
-from hypermem.retrieve.config import SearchConfig
+from hypermem.retrieve.config import MAX_QUERY_CHARS, SearchConfig
 from hypermem.retrieve.context import build_context
 from hypermem.retrieve.fusion import Fused, rrf
 from hypermem.retrieve.recency import apply_recency, successors_first
 from hypermem.retrieve.rerank import Reranker
+from hypermem.retrieve.result import QueryResult
 from hypermem.retrieve.stopping import StopDecision, cut
 from hypermem.retrieve.turn_ranker import NEIGHBOR_SOURCES, TurnFacts, TurnLists, feature_matrix, load_model
 from hypermem.store import GraphStore
@@ -53,7 +45,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_QUERY_CHARS = 2000
 # The parent level acts as one more RRF ranker: an item gains weight × w_member / (rrf_k + parent rank).
 EPISODE_TOPIC_WEIGHT = 1.0
 FACT_EPISODE_WEIGHT = 1.0
@@ -97,7 +88,7 @@ class Retriever:
         return rrf({"bm25": bm25, "dense": dense}, k=cfg.rrf_k)
 
     # --- entry point --------------------------------------------------------------------------
-    def query(self, memory_id: str, text: str, **overrides) -> dict:
+    def query(self, memory_id: str, text: str, **overrides) -> QueryResult:
         """Evidence for ``text`` in ``memory_id``. Raises ``QueryError`` for an empty/oversized query or bad override."""
         cfg = self._config(text, overrides)
         timings: dict[str, float] = {}
@@ -123,31 +114,17 @@ class Retriever:
         selection = self.turn_selector.select(text, turns)
         kept = {t["dia_id"] for t in turns}
         facts = [f for f in facts if kept & set(f["source_dia_ids"])]
-        for fact in facts:
-            del fact["sources"]
         lap("stop")
         context = build_context(text, facts, turns)
         answer = self.answerer.answer(text, context) if cfg.answer else None
         lap("answer")
         timings["total"] = round((time.perf_counter() - started) * 1000, 2)
-        return {
-            "query_id": uuid.uuid4().hex,
-            "memory_id": memory_id,
-            "query": text,
-            "analysis": asdict(analysis),
-            "config": asdict(cfg),
-            "topics": topics,
-            "episodes": episodes,
-            "facts": facts,
-            "turns": turns,
-            "stop": stop.as_dict(),
-            "rerank": rerank_info,
-            "selection": selection,
-            "context": context,
-            "context_tokens": self.embedder.count_tokens(context),
-            "answer": answer,
-            "timings_ms": timings,
-        }
+        return QueryResult.build(
+            query_id=uuid.uuid4().hex, memory_id=memory_id, query=text, analysis=analysis, config=cfg,
+            topics=topics, episodes=episodes, facts=facts, turns=turns, stop=stop, rerank=rerank_info,
+            selection=selection, context=context, context_tokens=self.embedder.count_tokens(context), answer=answer,
+            timings_ms=timings,
+        )  # fmt: skip
 
     def turn_features(self, memory_id: str, text: str, **overrides) -> tuple[list[str], np.ndarray]:
         """The learned turn ranker's input for one query: ``(candidate dia_ids, rows × FEATURES)``, as

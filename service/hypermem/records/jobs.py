@@ -1,4 +1,4 @@
-"""Ingestion for the API: synchronous for small batches, a background thread for large ones.
+"""Ingest jobs of the API and the MCP server: synchronous for small batches, a background thread for large ones.
 
 Job state lives in the graph (``IngestJob`` nodes carrying the memory's ``memory_id``), so any
 worker process can answer ``GET /v1/jobs/{job_id}`` and a deleted memory takes its jobs along.
@@ -16,36 +16,14 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from typing import Any
 
-from hypermem.api.auth import utcnow
 from hypermem.locks import process_gone, process_id
 from hypermem.model import Message
+from hypermem.records import utcnow
 
 log = logging.getLogger(__name__)
-
-
-def to_json(value: Any) -> str:
-    """JSON text of a result holding numpy scalars, datetimes or dataclasses."""
-
-    def default(obj: Any) -> Any:
-        if is_dataclass(obj) and not isinstance(obj, type):
-            return asdict(obj)
-        if hasattr(obj, "item"):  # numpy scalar
-            return obj.item()
-        if hasattr(obj, "tolist"):  # numpy array
-            return obj.tolist()
-        if hasattr(obj, "isoformat"):
-            return obj.isoformat()
-        return str(obj)
-
-    return json.dumps(value, default=default, ensure_ascii=False)
-
-
-def report_dict(report: Any) -> dict:
-    """An ingest report as plain JSON-able data."""
-    return json.loads(to_json(report))
 
 
 def session_chunks(messages: list[Message], min_size: int) -> list[list[Message]]:
@@ -82,7 +60,7 @@ class IngestJobs:
         with self.service.lock(memory_id, "ingest"):
             if before is not None:
                 before()
-            return report_dict(self.service.ingest_messages(memory_id, messages))
+            return asdict(self.service.ingest_messages(memory_id, messages))
 
     def submit(self, memory_id: str, messages: list[Message]) -> str:
         """Queue an ingest; returns the job id (32 hex digits)."""
@@ -120,7 +98,8 @@ class IngestJobs:
                 error=f"{type(exc).__name__}: {exc}",
             )
             return
-        store.query("api/finish_job", id=job_id, status="done", now=utcnow(), report=to_json(report), error=None)
+        text = json.dumps(asdict(report), ensure_ascii=False) if report is not None else None
+        store.query("api/finish_job", id=job_id, status="done", now=utcnow(), report=text, error=None)
 
     def get(self, job_id: str) -> dict | None:
         """The job record (``report`` decoded), or None. A queued or running job whose worker died is
