@@ -128,6 +128,14 @@ class Settings(BaseSettings):
 
         return check_store_url(value)
 
+    @field_validator("turn_ranker_model")
+    @classmethod
+    def _usable_weights(cls, value: str | None) -> str | None:
+        from hypermem.retrieve.turn_ranker import load_model
+
+        load_model(value)  # a missing or malformed file is refused now, naming it, not at the first query
+        return value
+
     @property
     def llm_enabled(self) -> bool:
         return bool(self.llm_base_url)
