@@ -85,17 +85,30 @@ def test_curves_and_margin_interpolate_baselines():
     assert gap["margin"] == pytest.approx(0.15)
 
 
-def test_cv_folds_grid_and_choice():
-    from hypermem.eval.cv import choose, folds_of, grid_points
+def test_cv_folds():
+    from hypermem.eval.cv import folds_of
 
     ids = ["c1", "c2", "c3", "c4", "c5"]
     assert folds_of(ids, 5) == [["c1"], ["c2"], ["c3"], ["c4"], ["c5"]]
     assert folds_of(ids, 2) == [["c1", "c3", "c5"], ["c2", "c4"]]
     with pytest.raises(ValueError, match="folds"):
         folds_of(ids, 6)
-    assert grid_points({"b": [1, 2], "a": [True]}) == [{"a": True, "b": 1}, {"a": True, "b": 2}]
-    over = ({"x": 1}, {"turns_per_question": 9.0, "evidence_recall": 0.9})
-    best = ({"x": 2}, {"turns_per_question": 8.0, "evidence_recall": 0.7})
-    worse = ({"x": 3}, {"turns_per_question": 6.0, "evidence_recall": 0.6})
-    assert choose([over, best, worse], 8.0)[0] == {"x": 2}  # the best recall within the budget, not overall
-    assert choose([over], 8.0)[0] == {"x": 1}  # nothing within: the fewest turns
+
+
+def test_a_fold_ranker_is_fitted_on_its_training_conversations_only():
+    import numpy as np
+
+    from hypermem.eval.ranker_fit import QuestionRows, fit_rows
+    from hypermem.retrieve.turn_ranker import FEATURES
+
+    def rows(sample: str, evidence_asks: bool) -> QuestionRows:
+        x = np.zeros((40, len(FEATURES)))
+        labels = np.array([1, 0] * 20)
+        x[:, FEATURES.index("asks")] = labels if evidence_asks else 1 - labels
+        return QuestionRows(sample, [f"D1:{i}" for i in range(40)], x, labels)
+
+    data = [rows("train", evidence_asks=True), rows("test", evidence_asks=False)]
+    assert fit_rows(data, {"train"}).weights["asks"] > 0  # the test conversation says the opposite
+    assert fit_rows(data, {"test"}).weights["asks"] < 0
+    with pytest.raises(ValueError, match="rows"):
+        fit_rows(data, {"nowhere"})

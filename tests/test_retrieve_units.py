@@ -115,7 +115,8 @@ def test_search_config_from_settings_and_overrides():
     cfg = SearchConfig.from_settings(Settings(k_topic=7, rrf_k=30, llm_base_url=None), k_fact=12, propagation=False)
     assert (cfg.k_topic, cfg.rrf_k, cfg.k_fact, cfg.vector_property) == (7, 30, 12, "embedding_raw")
     for bad, field in [({"k_topic": 0}, "k_topic"), ({"turn_budget": True}, "turn_budget"), ({"nope": 1}, "nope"),
-                       ({"stopping": "sometimes"}, "stopping"), ({"flat": "yes"}, "flat")]:  # fmt: skip
+                       ({"stopping": "sometimes"}, "stopping"), ({"flat": "yes"}, "flat"),
+                       ({"turn_ranker": "magic"}, "turn_ranker")]:  # fmt: skip
         with pytest.raises(ValueError, match=rf"^{field}: "):
             SearchConfig.from_settings(Settings(llm_base_url=None), **bad)
 

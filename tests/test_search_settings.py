@@ -33,7 +33,8 @@ def test_the_api_schema_has_every_search_setting_with_its_bounds_and_help():
         if spec.kind is bool:
             assert isinstance(field, fields.Boolean)
         elif spec.kind is str:
-            assert tuple(_validator(field, validate.OneOf).choices) == spec.choices == ("adaptive", "fixed")
+            expected = {"stopping": ("adaptive", "fixed"), "turn_ranker": ("learned", "rrf")}[name]
+            assert tuple(_validator(field, validate.OneOf).choices) == spec.choices == expected
         else:
             assert isinstance(field, fields.Integer if spec.kind is int else fields.Float)
             bounds = _validator(field, validate.Range)

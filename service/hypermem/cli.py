@@ -416,6 +416,52 @@ def eval_cv(
     console.print(f"wrote {target / 'cv.json'}, {target / 'cv.md'}")
 
 
+@eval_app.command("fit-ranker")
+def eval_fit_ranker(
+    path: str = typer.Argument(
+        ..., help="A LoCoMo-format JSON file: conversations and questions with evidence dia_ids."
+    ),
+    out: str = typer.Option(..., "--out", help="The weights file to write (JSON)."),
+) -> None:
+    """Fit the learned turn ranker's weights on labelled conversations (logistic regression, rank weights >= 0).
+
+    Use the file with HYPERMEM_TURN_RANKER_MODEL=FILE. Ingests conversations not in the store yet.
+    Check held-out quality first with `hypermem eval cv`.
+    """
+    import json
+    import os
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from hypermem.config import Settings
+    from hypermem.eval.benchmark import ensure_ingested, make_progress
+    from hypermem.eval.dataset import load_questions
+    from hypermem.eval.ranker_fit import fit_rows, question_rows
+    from hypermem.ingest.locomo import load_locomo
+    from hypermem.service import MemoryService
+
+    if not os.path.isfile(path):
+        raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+    conversations = load_locomo(path)
+    questions = load_questions(path, conversations)[0]
+    console = Console(stderr=True)
+    with MemoryService.open(Settings(), use_llm=False) as svc, make_progress(console) as progress:
+        for conversation in conversations:
+            ensure_ingested(svc, conversation, progress)
+        task = progress.add_task("questions", total=len(questions))
+        rows = question_rows(svc, questions, on_question=lambda: progress.advance(task))
+    try:
+        model = fit_rows(rows)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="PATH") from exc
+    Path(out).write_text(json.dumps(model.as_dict(), indent=2) + "\n", encoding="utf-8")
+    for name, weight in model.weights.items():
+        typer.echo(f"{name}\t{weight:+.4f}")
+    typer.echo(f"bias\t{model.bias:+.4f}")
+    typer.echo(f"wrote {out}; use it with HYPERMEM_TURN_RANKER_MODEL={out}", err=True)
+
+
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),

@@ -93,6 +93,10 @@ class Settings(BaseSettings):
     k_fact: int = _search_setting("k_fact")
     stopping: Literal["adaptive", "fixed"] = _search_setting("stopping")
     turn_budget: int = _search_setting("turn_budget")
+    turn_ranker_model: str | None = Field(
+        default=None,
+        description="A JSON file of turn ranker weights (`hypermem eval fit-ranker`); unset: the shipped weights.",
+    )
     reranker_model: str | None = Field(
         default=None, description="Optional sentence-transformers CrossEncoder directory or package (offline)."
     )
@@ -123,6 +127,14 @@ class Settings(BaseSettings):
         from hypermem.store import check_store_url
 
         return check_store_url(value)
+
+    @field_validator("turn_ranker_model")
+    @classmethod
+    def _usable_weights(cls, value: str | None) -> str | None:
+        from hypermem.retrieve.turn_ranker import load_model
+
+        load_model(value)  # a missing or malformed file is refused now, naming it, not at the first query
+        return value
 
     @property
     def llm_enabled(self) -> bool:

@@ -108,6 +108,11 @@ def said_on(timestamp: str) -> str:
     return datetime.fromisoformat(timestamp).strftime("%-d %B %Y")
 
 
+def mentions_time(text: str) -> bool:
+    """True when ``text`` names a point in time ("yesterday", "last week", "in May", "2022", "3 days ago")."""
+    return bool(_FALLBACK_DATES.search(text))
+
+
 def is_future(sentence: str) -> bool:
     """True when ``sentence`` speaks of a plan or the future ("will", "going to", "see you", "next", ...)."""
     return bool(_FUTURE.search(sentence))

@@ -74,7 +74,13 @@ def markdown(results: dict) -> str:
     convs = results.get("conversations", {})
     if convs:
         lines += [f"Conversations: {', '.join(convs)}; questions per conversation limit: {results.get('limit')}.", ""]
-    lines += ["## Overall", ""]
+    lines += [
+        "hypermem ranks turns with the turn ranker's shipped weights, fitted on the 7 LoCoMo dev conversations: on",
+        "those conversations its numbers here are in-sample. `hypermem eval cv` gives the held-out ones.",
+        "",
+        "## Overall",
+        "",
+    ]
     lines += _table(
         ["system", *(label for _, label, _ in _COLUMNS)],
         [[name, *(fmt.format(s["overall"][key]) for key, _, fmt in _COLUMNS)] for name, s in systems.items()],

@@ -40,8 +40,15 @@ class SearchConfig:
     global_facts: bool = _setting(True, "Also fuse a memory-wide fact search into the fact level (recall safety net).")
     replies: bool = _setting(True, "A returned question turn brings its reply turn along.")
     salience: bool = _setting(True, "False drops HingeMem element matching from the episode score.")
+    turn_ranker: Literal["learned", "rrf"] = _setting(
+        "learned",
+        "learned (the learned turn ranker over every leg's candidate turns) or rrf (the hierarchy's turns fused by RRF"
+        " with the turn-level leg).",
+    )
     flat_weight: float = _setting(
-        0.3, "Weight of the turn-level BM25 + dense leg in the final RRF, against the hierarchy's 1 (0: off).", (0, 10)
+        0.3,
+        "With turn_ranker rrf: weight of the turn-level BM25 + dense leg, against the hierarchy's 1 (0: off).",
+        (0, 10),
     )
     answer: bool = _setting(True, "Generate an answer when an LLM is configured.")
 

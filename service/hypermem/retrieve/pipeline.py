@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from hypermem.retrieve.recency import apply_recency, successors_first
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.result import QueryResult
 from hypermem.retrieve.stopping import StopDecision, cut
+from hypermem.retrieve.turn_ranker import NEIGHBOR_SOURCES, TurnFacts, TurnLists, feature_matrix, load_model
 from hypermem.store import GraphStore
 from hypermem.store.base import Hit
 from hypermem.text import text_problem
@@ -48,6 +50,7 @@ EPISODE_TOPIC_WEIGHT = 1.0
 FACT_EPISODE_WEIGHT = 1.0
 EPISODE_ELEMENT_WEIGHT = 0.005  # per unit of matched element salience × member weight
 CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
+CANDIDATES_PER_LEG = 40  # turns (or facts) each memory-wide leg proposes to the turn ranker
 
 
 class QueryError(HypermemError, ValueError):
@@ -74,6 +77,7 @@ class Retriever:
         self.turn_selector = stages.turn_selector
         self.answerer = stages.answerer
         self.reranker = Reranker(settings.reranker_model)
+        self.turn_ranker = load_model(settings.turn_ranker_model)
 
     # --- one level: BM25 + dense, fused with RRF ---------------------------------------------
     def _rank(self, label: str, memory_id: str, text: str, vector: np.ndarray, k: int, cfg: SearchConfig,
@@ -86,16 +90,7 @@ class Retriever:
     # --- entry point --------------------------------------------------------------------------
     def query(self, memory_id: str, text: str, **overrides) -> QueryResult:
         """Evidence for ``text`` in ``memory_id``. Raises ``QueryError`` for an empty/oversized query or bad override."""
-        if not isinstance(text, str) or not text.strip():
-            raise QueryError("query: must be a non-empty string")
-        if len(text) > MAX_QUERY_CHARS:
-            raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
-        if problem := text_problem(text):
-            raise QueryError(f"query: {problem}")
-        try:
-            cfg = SearchConfig.from_settings(self.settings, **overrides)
-        except ValueError as exc:
-            raise QueryError(str(exc)) from exc
+        cfg = self._config(text, overrides)
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -111,18 +106,11 @@ class Retriever:
         analysis = self._analyze(memory_id, text)
         lap("analysis")
 
-        topics, episode_paths = self._topic_level(memory_id, text, vector, cfg)
-        lap("topics")
-        episodes = self._episode_level(memory_id, text, vector, cfg, analysis, topics, episode_paths)
-        lap("episodes")
-        facts = self._fact_level(memory_id, text, vector, cfg, episodes)
-        lap("facts")
-        facts, rerank_info = self.reranker.rerank(text, facts)
-        facts = apply_recency(self.store, memory_id, text, facts)
-        lap("rerank")
+        topics, episodes, facts, rerank_info = self._hierarchy(memory_id, text, vector, cfg, analysis, lap)
         stop = self._stop(facts, analysis, cfg)
         size = len(self._turns(facts[: stop.cut_at], cfg.turn_budget, cfg.replies))
-        turns = self._turns(self._with_flat_leg(memory_id, text, vector, facts, cfg), size, cfg.replies)
+        ranked = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis.persons)
+        turns = self._turns(ranked, size, cfg.replies)
         selection = self.turn_selector.select(text, turns)
         kept = {t["dia_id"] for t in turns}
         facts = [f for f in facts if kept & set(f["source_dia_ids"])]
@@ -137,6 +125,43 @@ class Retriever:
             selection=selection, context=context, context_tokens=self.embedder.count_tokens(context), answer=answer,
             timings_ms=timings,
         )  # fmt: skip
+
+    def turn_features(self, memory_id: str, text: str, **overrides) -> tuple[list[str], np.ndarray]:
+        """The learned turn ranker's input for one query: ``(candidate dia_ids, rows × FEATURES)``, as
+        ``query`` computes it (its training rows, ``hypermem.eval.ranker_fit``). Raises ``QueryError``."""
+        cfg = self._config(text, overrides)
+        vector = self.embedder.encode_one(text)
+        analysis = self._analyze(memory_id, text)
+        facts = self._hierarchy(memory_id, text, vector, cfg, analysis, lambda _: None)[2]
+        sources = [source for source, _ in self._hierarchy_turns(facts).values()]
+        candidates, rows, details = self._turn_candidates(memory_id, text, vector, sources, analysis.persons)
+        return [details[c]["dia_id"] for c in candidates], rows
+
+    def _config(self, text: str, overrides: dict) -> SearchConfig:
+        if not isinstance(text, str) or not text.strip():
+            raise QueryError("query: must be a non-empty string")
+        if len(text) > MAX_QUERY_CHARS:
+            raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
+        if problem := text_problem(text):
+            raise QueryError(f"query: {problem}")
+        try:
+            return SearchConfig.from_settings(self.settings, **overrides)
+        except ValueError as exc:
+            raise QueryError(str(exc)) from exc
+
+    def _hierarchy(self, memory_id: str, text: str, vector: np.ndarray, cfg: SearchConfig, analysis: QueryAnalysis,
+                   lap: Callable[[str], None]) -> tuple[list[dict], list[dict], list[dict], dict]:  # fmt: skip
+        """Topic -> episode -> fact levels, then rerank and recency: ``(topics, episodes, facts, rerank info)``."""
+        topics, episode_paths = self._topic_level(memory_id, text, vector, cfg)
+        lap("topics")
+        episodes = self._episode_level(memory_id, text, vector, cfg, analysis, topics, episode_paths)
+        lap("episodes")
+        facts = self._fact_level(memory_id, text, vector, cfg, episodes)
+        lap("facts")
+        facts, rerank_info = self.reranker.rerank(text, facts)
+        facts = apply_recency(self.store, memory_id, text, facts)
+        lap("rerank")
+        return topics, episodes, facts, rerank_info
 
     def _analyze(self, memory_id: str, text: str) -> QueryAnalysis:
         known = self.store.query("retrieve/memory_elements", memory_id=memory_id)
@@ -298,49 +323,107 @@ class Retriever:
             min_keep=cfg.min_facts,
         )
 
-    def _with_flat_leg(
-        self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig
+    def _ranked_turns(
+        self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig, persons: list[str]
     ) -> list[dict]:
-        """The turns to read, best first, as one-source "facts" for ``_turns``: the hierarchy's turn order
-        (source turns of the ranked facts) fused by weighted RRF with the turn-level leg (BM25 and dense
-        over every turn, ``cfg.flat_weight``). The leg keeps hypermem at least as good as plain search over
-        turns where the hierarchy is weak (long chats, implicit cues). Facts keep their own scores."""
-        order: dict[str, tuple[dict, dict]] = {}
+        """The turns to read, best first, as one-source "facts" for ``_turns``. ``cfg.turn_ranker`` "learned":
+        the learned turn ranker over every leg's candidates (``hypermem.retrieve.turn_ranker``); "rrf": the
+        hierarchy's turn order fused by weighted RRF with BM25 and dense over turns (``cfg.flat_weight``)."""
+        hierarchy = self._hierarchy_turns(facts)
+        if cfg.turn_ranker == "learned":
+            candidates, rows, details = self._turn_candidates(
+                memory_id, text, vector, [source for source, _ in hierarchy.values()], persons
+            )
+            logits = self.turn_ranker.score(rows)
+            order = sorted(range(len(candidates)), key=lambda i: -logits[i])[: 2 * cfg.turn_budget]
+            # score: P(evidence) = sigmoid(logit); the step shows the logit's parts
+            scored = [(candidates[i], float(1 / (1 + np.exp(-logits[i]))),
+                       {"logit": round(float(logits[i]), 4), "ranker": self.turn_ranker.contributions(rows[i])})
+                      for i in order]  # fmt: skip
+        else:
+            scored, details = self._rrf_turns(
+                memory_id, text, vector, {t: f["score"] for t, (_, f) in hierarchy.items()}, cfg
+            )
+        ranked = []
+        for turn_id, score, explanation in scored:
+            if turn_id in hierarchy:
+                source, fact = hierarchy[turn_id]
+                path, kind, content = fact["path"], fact["kind"], fact["content"]
+                fact_id, superseded_by = fact["id"], fact.get("superseded_by")
+            elif turn_id in details:
+                source, path = details[turn_id], [_step("query", "query", via="turn ranker")]
+                kind, content, fact_id, superseded_by = "turn", source["text"], None, None
+            else:
+                continue
+            ranked.append({"id": fact_id, "superseded_by": superseded_by, "score": round(score, 6),
+                           "sources": [source], "kind": kind, "content": content,
+                           "path": [*path, _step("fused", turn_id, score, **explanation)]})  # fmt: skip
+        return successors_first(ranked)
+
+    @staticmethod
+    def _hierarchy_turns(facts: list[dict]) -> dict[str, tuple[dict, dict]]:
+        """The hierarchy's turn order: turn id -> (source turn, its best fact), best first."""
+        hierarchy: dict[str, tuple[dict, dict]] = {}
         for fact in facts:
             for source in fact["sources"]:
-                order.setdefault(source["id"], (source, fact))
-        if cfg.flat_weight <= 0:
-            flat = {}
-        else:
+                hierarchy.setdefault(source["id"], (source, fact))
+        return hierarchy
+
+    def _turn_candidates(self, memory_id: str, text: str, vector: np.ndarray, sources: list[dict],
+                         persons: list[str]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
+        """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
+        hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
+        ``NEIGHBOR_SOURCES`` join the candidates."""
+        hierarchy = [source["id"] for source in sources]
+        pool = CANDIDATES_PER_LEG
+        fact_bm25 = self.store.fulltext_search("Fact", memory_id, text, pool)
+        fact_dense = self.store.vector_search("Fact", memory_id, vector, pool, prop="embedding_raw")
+        fact_turns = {
+            r["id"]: r["turns"]
+            for r in self.store.query(
+                "retrieve/fact_turn_ids", memory_id=memory_id, ids=list({h.id for h in fact_bm25 + fact_dense})
+            )
+        }
+
+        def turns_of(hits: list[Hit]) -> list[str]:
+            return list(dict.fromkeys(t for h in hits for t in sorted(fact_turns.get(h.id, []))))
+
+        lists = TurnLists(
+            hierarchy=hierarchy,
+            turn_bm25=[h.id for h in self.store.fulltext_search("Turn", memory_id, text, pool)],
+            turn_dense=[h.id for h in self.store.vector_search("Turn", memory_id, vector, pool)],
+            fact_bm25=turns_of(fact_bm25),
+            fact_dense=turns_of(fact_dense),
+        )
+        candidates = lists.candidates()
+        for source in sources[:NEIGHBOR_SOURCES]:
+            candidates += [n for n in (source.get("prev_id"), source.get("next_id")) if n and n not in candidates]
+        details = self._turn_details(memory_id, candidates)
+        candidates = [c for c in candidates if c in details]
+        facts = {c: TurnFacts(details[c]["speaker"], details[c]["text"], details[c]["prev_id"], details[c]["next_id"],
+                              details[c]["prev_text"] or "", details[c]["next_text"] or "") for c in candidates}  # fmt: skip
+        return candidates, feature_matrix(text, candidates, lists, facts, persons), details
+
+    def _turn_details(self, memory_id: str, ids: list[str]) -> dict[str, dict]:
+        if not ids:
+            return {}
+        return {r["id"]: r for r in self.store.query("retrieve/turn_details", memory_id=memory_id, ids=ids)}
+
+    def _rrf_turns(self, memory_id: str, text: str, vector: np.ndarray, hierarchy: dict[str, float], cfg: SearchConfig):
+        """The hierarchy's turn order fused by weighted RRF with the turn-level leg (BM25 and dense over every
+        turn, ``cfg.flat_weight``; the hierarchy's weight is 1): ``([(turn id, score, explanation)], details)``."""
+        flat = {}
+        if cfg.flat_weight > 0:
             pool = max(cfg.k_fact, cfg.turn_budget)
             flat = {
                 "turn-bm25": self.store.fulltext_search("Turn", memory_id, text, pool),
                 "turn-dense": self.store.vector_search("Turn", memory_id, vector, pool),
             }
-        hierarchy = [Hit(turn_id, fact["score"]) for turn_id, (_, fact) in order.items()]
+        ranked = [Hit(turn_id, score) for turn_id, score in hierarchy.items()]
         weights = {"turn-bm25": cfg.flat_weight, "turn-dense": cfg.flat_weight}
-        fused = rrf({"hierarchy": hierarchy, **flat}, k=cfg.rrf_k, weights=weights)
-        missing = [f.id for f in fused[: 2 * cfg.turn_budget] if f.id not in order]
-        details = (
-            {r["id"]: r for r in self.store.query("retrieve/turn_details", memory_id=memory_id, ids=missing)}
-            if missing
-            else {}
-        )
-        ranked = []
-        for item in fused[: 2 * cfg.turn_budget]:
-            if item.id in order:
-                source, fact = order[item.id]
-                path, kind, content = fact["path"], fact["kind"], fact["content"]
-                fact_id, superseded_by = fact["id"], fact.get("superseded_by")
-            elif item.id in details:
-                source, path = details[item.id], [_step("query", "query", via="turn-level BM25 + dense")]
-                kind, content, fact_id, superseded_by = "turn", source["text"], None, None
-            else:
-                continue
-            ranked.append({"id": fact_id, "superseded_by": superseded_by, "score": round(item.score, 6),
-                           "sources": [source], "kind": kind, "content": content,
-                           "path": [*path, _step("fused", item.id, item.score, rankers=item.rankers)]})  # fmt: skip
-        return successors_first(ranked)
+        fused = rrf({"hierarchy": ranked, **flat}, k=cfg.rrf_k, weights=weights)[: 2 * cfg.turn_budget]
+        details = self._turn_details(memory_id, [f.id for f in fused if f.id not in hierarchy])
+        return [(f.id, f.score, {"rankers": f.rankers}) for f in fused], details
 
     @staticmethod
     def _turns(facts: list[dict], budget: int, replies: bool) -> list[dict]:

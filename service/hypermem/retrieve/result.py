@@ -58,7 +58,8 @@ class PathStep(_Item):
     (hyperedge: its kind and the member weight), ``via`` (the search that started a path), ``elements`` and
     ``segment`` (episode: matched HingeMem elements and their segment hyperedge), ``rerank_score``,
     ``by``/``latest`` (superseded: the successor and the chain's latest fact), ``replaces`` (supersedes),
-    ``dia_id`` and ``reply_to`` (turn)."""
+    ``dia_id`` and ``reply_to`` (turn); ``logit`` and ``ranker`` (fused by the learned turn ranker: its
+    logit and the features' parts of it, ``hypermem.retrieve.turn_ranker``; ``score`` is then P(evidence))."""
 
     level: str
     id: str
@@ -77,10 +78,12 @@ class PathStep(_Item):
     replaces: str | None = None
     dia_id: str | None = None
     reply_to: str | None = None
+    logit: float | None = None
+    ranker: dict[str, float] | None = None
 
     OPTIONAL: ClassVar[tuple[str, ...]] = (
         "score", "rank", "rankers", "title", "kind", "weight", "via", "elements", "segment", "rerank_score", "by",
-        "latest", "replaces", "dia_id", "reply_to",
+        "latest", "replaces", "dia_id", "reply_to", "logit", "ranker",
     )  # fmt: skip
 
 

@@ -1,0 +1,197 @@
+"""The learned turn ranker: which candidate turns become the evidence set (HiGMem §3: a small set of turns).
+
+Every leg of the search proposes turns: the hierarchy (topic → episode → fact, HyperMem §3.4) in its
+fact order, BM25 and dense search over every turn, and BM25 and dense search over every fact
+(unpropagated vectors). A turn's score is a linear model over its features::
+
+    score = bias + Σ weight[f] × feature[f]          (a logit: P(evidence) = 1 / (1 + e^-score))
+
+Rank features are reciprocal ranks ``1 / (RR_K + rank)`` (0 when the leg did not return the turn),
+as in RRF; their weights are kept ≥ 0, so a better rank in any leg never lowers a turn. The weights
+are fitted by logistic regression on (question, turn, is-evidence) rows (``hypermem eval fit-ranker``,
+``hypermem.eval.ranker_fit``) and cross-validated by ``hypermem eval cv``: a fold's ranker never sees
+its test conversation. ``DEFAULT_MODEL`` was fitted on the 7 LoCoMo dev conversations.
+
+Features (``FEATURES``):
+- ``hierarchy``, ``turn_bm25``, ``turn_dense``, ``fact_bm25``, ``fact_dense``: reciprocal ranks per leg;
+- ``neighbor_hierarchy``: the best hierarchy reciprocal rank of the previous or next turn (evidence
+  sits next to what the hierarchy found: the answer after a question, the second half of a story);
+- ``speaker_named``: 1 when the query names the turn's speaker (HingeMem's Person element);
+- ``asks``: 1 when the turn asks something (contains "?"): questions are rarely the evidence;
+- ``length``: ln(1 + characters), capped at ``LENGTH_CAP`` characters (substantive turns are longer);
+- ``bm25_matched``: 1 when the turn shares any query word (BM25 returned it at all);
+- ``query_coverage``, ``window_coverage``: the share of the query's words (BM25's analyzer) in the turn,
+  and in the turn with its previous and next turns (a remark is often explained by its neighbours);
+- ``mentions_time``: 1 when the turn names a point in time ("last week", "in May", "2022");
+- ``when_mentions_time``: ``mentions_time`` for a query that asks when (temporal questions).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from hypermem.dates import mentions_time
+from hypermem.errors import HypermemError
+from hypermem.store import bm25
+
+RR_K = 10  # reciprocal-rank constant of the rank features
+LENGTH_CAP = 1000  # characters; a longer turn's passages carry the rest
+NEIGHBOR_SOURCES = 10  # the neighbours of the hierarchy's best turns join the candidates
+
+RANK_FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy")
+FEATURES = (*RANK_FEATURES, "speaker_named", "asks", "length", "bm25_matched", "query_coverage", "window_coverage",
+            "mentions_time", "when_mentions_time")  # fmt: skip
+_ASKS_WHEN = re.compile(
+    r"^\s*when\b|\bwhat (date|day|month|year|time)\b|\bhow long ago\b|\bwhich (year|month|day)\b", re.I
+)
+
+
+class TurnRankerModelError(HypermemError, ValueError):
+    """A turn ranker weights file that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class TurnLists:
+    """The legs' turn ids, each best first (a turn reached by several facts keeps its best rank)."""
+
+    hierarchy: Sequence[str]
+    turn_bm25: Sequence[str]
+    turn_dense: Sequence[str]
+    fact_bm25: Sequence[str]
+    fact_dense: Sequence[str]
+
+    def candidates(self) -> list[str]:
+        """Every turn some leg returned, once, hierarchy first."""
+        return list(
+            dict.fromkeys([*self.hierarchy, *self.turn_bm25, *self.turn_dense, *self.fact_bm25, *self.fact_dense])
+        )
+
+
+@dataclass(frozen=True)
+class TurnFacts:
+    """What the features need to know about one candidate turn (``*_text``: its neighbours' words, "" for none)."""
+
+    speaker: str
+    text: str
+    prev_id: str | None
+    next_id: str | None
+    prev_text: str = ""
+    next_text: str = ""
+
+
+def reciprocal_ranks(ids: Sequence[str]) -> dict[str, float]:
+    """``{id: 1 / (RR_K + rank)}``, ranks from 1."""
+    return {turn_id: 1.0 / (RR_K + rank) for rank, turn_id in enumerate(ids, start=1)}
+
+
+def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turns: Mapping[str, TurnFacts],
+                   persons: Collection[str]) -> npt.NDArray[np.float64]:  # fmt: skip
+    """``len(candidates) × len(FEATURES)`` features for ``query``; ``turns`` must hold every candidate,
+    ``persons`` the names the query mentions (any case)."""
+    rr = {name: reciprocal_ranks(getattr(lists, name)) for name in RANK_FEATURES if name != "neighbor_hierarchy"}
+    named = {p.lower() for p in persons}
+    words = set(bm25.query_words(query))
+    share = 1.0 / max(1, len(words))
+    asks_when = 1.0 if _ASKS_WHEN.search(query) else 0.0
+    rows = np.zeros((len(candidates), len(FEATURES)))
+    for i, turn_id in enumerate(candidates):
+        turn = turns[turn_id]
+        neighbors = [rr["hierarchy"].get(n, 0.0) for n in (turn.prev_id, turn.next_id) if n]
+        own = words.intersection(bm25.analyze(turn.text))
+        window = (
+            own | words.intersection(bm25.analyze(turn.prev_text)) | words.intersection(bm25.analyze(turn.next_text))
+        )
+        time = 1.0 if mentions_time(turn.text) else 0.0
+        rows[i] = (
+            rr["hierarchy"].get(turn_id, 0.0),
+            rr["turn_bm25"].get(turn_id, 0.0),
+            rr["turn_dense"].get(turn_id, 0.0),
+            rr["fact_bm25"].get(turn_id, 0.0),
+            rr["fact_dense"].get(turn_id, 0.0),
+            max(neighbors, default=0.0),
+            1.0 if turn.speaker.lower() in named else 0.0,
+            1.0 if "?" in turn.text else 0.0,
+            math.log1p(min(len(turn.text), LENGTH_CAP)),
+            1.0 if turn_id in rr["turn_bm25"] else 0.0,
+            len(own) * share,
+            len(window) * share,
+            time,
+            asks_when * time,
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class TurnRankerModel:
+    """Per-unit ``weights`` (one per name in ``FEATURES``) and ``bias`` of the linear turn score."""
+
+    weights: Mapping[str, float]
+    bias: float
+
+    def __post_init__(self) -> None:
+        if set(self.weights) != set(FEATURES):
+            raise ValueError(f"weights: expected exactly {list(FEATURES)}")
+
+    @property
+    def vector(self) -> npt.NDArray[np.float64]:
+        return np.array([self.weights[name] for name in FEATURES])
+
+    def score(self, features: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Logits, one per row of ``features`` (rows × ``FEATURES``)."""
+        return self.bias + features @ self.vector
+
+    def contributions(self, row: npt.NDArray[np.float64]) -> dict[str, float]:
+        """``{feature: weight × value}`` of one row, the non-zero ones: the explanation of a turn's score."""
+        return {name: round(float(w * v), 4) for name, w, v in zip(FEATURES, self.vector, row) if w * v}
+
+    def as_dict(self) -> dict:
+        return {"bias": self.bias, "weights": dict(self.weights)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> TurnRankerModel:
+        """The inverse of ``as_dict``. Raises ``ValueError`` naming a missing or extra feature."""
+        return cls({k: float(v) for k, v in data["weights"].items()}, float(data["bias"]))
+
+
+# Fitted by `hypermem eval fit-ranker ../shared/data/locomo-dev.json` on the 7 LoCoMo dev conversations
+# (1,396 questions; cross-validated by `hypermem eval cv`, README "Retrieval quality").
+DEFAULT_MODEL = TurnRankerModel(
+    {
+        "hierarchy": 11.8261,
+        "turn_bm25": 14.6350,
+        "turn_dense": 0.0000,
+        "fact_bm25": 26.0081,
+        "fact_dense": 13.8943,
+        "neighbor_hierarchy": 19.0433,
+        "speaker_named": 1.0331,
+        "asks": -0.7893,
+        "length": 1.1086,
+        "bm25_matched": -0.8404,
+        "query_coverage": -2.2993,
+        "window_coverage": 1.8800,
+        "mentions_time": 0.7166,
+        "when_mentions_time": 0.3607,
+    },
+    bias=-12.8722,
+)
+
+
+def load_model(path: str | Path | None) -> TurnRankerModel:
+    """The weights in ``path`` (``TurnRankerModel.as_dict`` as JSON), or ``DEFAULT_MODEL`` for None.
+
+    Raises ``TurnRankerModelError`` naming the file for a missing, unreadable or malformed file.
+    """
+    if path is None:
+        return DEFAULT_MODEL
+    try:
+        return TurnRankerModel.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise TurnRankerModelError(f"turn_ranker_model: {path}: {exc}") from exc

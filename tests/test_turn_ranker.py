@@ -1,0 +1,118 @@
+"""The learned turn ranker (issue 11): features computed by hand on a tiny case, the logistic fit, weights files."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from hypermem.eval.ranker_fit import fit
+from hypermem.retrieve.turn_ranker import (
+    DEFAULT_MODEL,
+    FEATURES,
+    RANK_FEATURES,
+    RR_K,
+    TurnFacts,
+    TurnLists,
+    TurnRankerModel,
+    TurnRankerModelError,
+    feature_matrix,
+    load_model,
+)
+
+
+def _column(rows: np.ndarray, name: str) -> list[float]:
+    return [round(float(v), 6) for v in rows[:, FEATURES.index(name)]]
+
+
+def test_features_by_hand():
+    lists = TurnLists(hierarchy=["t2"], turn_bm25=["t3", "t2"], turn_dense=["t1"], fact_bm25=[], fact_dense=["t2"])
+    turns = {
+        "t1": TurnFacts("Ana", "Are you coming to the lake?", None, "t2", "", "I went to the lake last week with Bo."),
+        "t2": TurnFacts(
+            "Bo", "I went to the lake last week with Bo.", "t1", "t3", "Are you coming to the lake?", "Nice"
+        ),
+        "t3": TurnFacts("Ana", "Nice", "t2", None, "I went to the lake last week with Bo.", ""),
+    }
+    candidates = lists.candidates()
+    assert candidates == ["t2", "t3", "t1"]
+    rows = feature_matrix("When did Bo go to the lake?", candidates, lists, turns, ["bo"])
+    assert rows.shape == (3, len(FEATURES))
+    assert _column(rows, "hierarchy") == [round(1 / (RR_K + 1), 6), 0.0, 0.0]
+    assert _column(rows, "turn_bm25") == [round(1 / (RR_K + 2), 6), round(1 / (RR_K + 1), 6), 0.0]
+    assert _column(rows, "fact_dense") == [round(1 / (RR_K + 1), 6), 0.0, 0.0]
+    # t1 and t3 sit next to t2, the hierarchy's first turn
+    assert _column(rows, "neighbor_hierarchy") == [0.0, round(1 / (RR_K + 1), 6), round(1 / (RR_K + 1), 6)]
+    assert _column(rows, "speaker_named") == [1.0, 0.0, 0.0]
+    assert _column(rows, "asks") == [0.0, 0.0, 1.0]
+    assert _column(rows, "length")[1] == round(math.log1p(4), 6)
+    assert _column(rows, "bm25_matched") == [1.0, 1.0, 0.0]
+    # query words after BM25's analyzer: when, did, bo, go, lake ("the" and "to" are stop words)
+    assert _column(rows, "query_coverage") == [0.4, 0.0, 0.2]
+    assert _column(rows, "window_coverage") == [0.4, 0.4, 0.4]
+    assert _column(rows, "mentions_time") == [1.0, 0.0, 0.0]
+    assert _column(rows, "when_mentions_time") == [1.0, 0.0, 0.0]
+    not_when = feature_matrix("Who went to the lake?", candidates, lists, turns, [])
+    assert _column(not_when, "when_mentions_time") == [0.0, 0.0, 0.0]
+    assert _column(not_when, "speaker_named") == [0.0, 0.0, 0.0]
+
+
+def test_long_turn_length_is_capped():
+    lists = TurnLists(["a", "b"], [], [], [], [])
+    turns = {"a": TurnFacts("x", "w " * 5000, None, None), "b": TurnFacts("x", "w " * 500, None, None)}
+    rows = feature_matrix("w", ["a", "b"], lists, turns, [])
+    assert _column(rows, "length") == [round(math.log1p(1000), 6), round(math.log1p(1000), 6)]
+
+
+def test_fit_learns_the_informative_feature_and_keeps_rank_weights_nonnegative():
+    rng = np.random.default_rng(7)
+    n = 4000
+    x = np.zeros((n, len(FEATURES)))
+    label = rng.random(n) < 0.2
+    x[:, FEATURES.index("hierarchy")] = np.where(label, rng.uniform(0.05, 0.09, n), rng.uniform(0.0, 0.06, n))
+    # a rank leg that points the wrong way: its weight must stay at 0, not go negative
+    x[:, FEATURES.index("turn_dense")] = np.where(label, 0.0, rng.uniform(0.0, 0.09, n))
+    x[:, FEATURES.index("asks")] = np.where(label, 0.0, (rng.random(n) < 0.5).astype(float))
+    model = fit(x, label.astype(int), FEATURES, RANK_FEATURES)
+    assert model.weights["hierarchy"] > 10
+    assert model.weights["turn_dense"] == 0.0
+    assert model.weights["asks"] < -1  # not a rank feature: free to be negative
+    scores = model.score(x)
+    assert scores[label].mean() > scores[~label].mean()
+    unconstrained = fit(x, label.astype(int), FEATURES)
+    assert unconstrained.weights["turn_dense"] < 0
+
+
+def test_fit_refuses_one_class_and_bad_shapes():
+    with pytest.raises(ValueError, match="labels"):
+        fit(np.zeros((5, len(FEATURES))), np.zeros(5, dtype=int), FEATURES)
+    with pytest.raises(ValueError, match="features"):
+        fit(np.zeros((5, 3)), np.array([0, 1, 0, 1, 0]), FEATURES)
+
+
+def test_contributions_explain_the_score():
+    row = np.arange(len(FEATURES), dtype=float) / 10
+    parts = DEFAULT_MODEL.contributions(row)
+    assert DEFAULT_MODEL.bias + sum(parts.values()) == pytest.approx(
+        float(DEFAULT_MODEL.score(row[None, :])[0]), abs=1e-3
+    )
+    assert "hierarchy" not in parts  # a zero feature contributes nothing and is not shown
+
+
+def test_weights_files(tmp_path):
+    good = tmp_path / "ranker.json"
+    good.write_text(json.dumps(DEFAULT_MODEL.as_dict()))
+    assert load_model(good) == DEFAULT_MODEL
+    assert load_model(None) is DEFAULT_MODEL
+    missing = DEFAULT_MODEL.as_dict()
+    del missing["weights"]["asks"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(missing))
+    with pytest.raises(TurnRankerModelError, match="bad.json.*weights"):
+        load_model(bad)
+    with pytest.raises(TurnRankerModelError, match="nope.json"):
+        load_model(tmp_path / "nope.json")
+    with pytest.raises(ValueError, match="weights"):
+        TurnRankerModel({"hierarchy": 1.0}, 0.0)
