@@ -339,3 +339,23 @@ def test_bad_query_raises_query_error_naming_the_field(hm_service, hm_ingested, 
 def test_unknown_memory_returns_empty_evidence(hm_service):
     result = hm_service.query("no-such-memory", "Where did Omar go camping?")
     assert result.turns == [] and result.facts == [] and result.stop.rule == "empty"
+
+
+def test_short_statements_without_facts_are_found_by_the_turn_legs(hm_service):
+    from datetime import datetime
+
+    from hypermem.model import Message
+
+    memory = "short-statements"
+    hm_service.ingest_messages(memory, [
+        Message("a1", "Ana", "I moved to Paris.", datetime(2024, 5, 1, 9), "s1"),
+        Message("a2", "Ana", "I quit my job.", datetime(2024, 5, 1, 9, 1), "s1"),
+        Message("a3", "Ben", "We adopted a little dog named Pixel from the shelter near the river last week.",
+                datetime(2024, 5, 1, 9, 2), "s1"),
+    ])  # fmt: skip
+    assert hm_service.store.counts(memory)["Fact"] < 3  # the premise: the short turns make no fact
+    for overrides in ({}, {"stopping": "fixed"}):
+        moved = [t.dia_id for t in hm_service.query(memory, "Where did Ana move?", **overrides).turns]
+        assert sorted(moved) == ["a1", "a2", "a3"], (overrides, moved)  # the whole small memory
+        quit_ = [t.dia_id for t in hm_service.query(memory, "Did Ana quit her job?", turn_budget=2, **overrides).turns]
+        assert "a2" in quit_ and len(quit_) == 2, (overrides, quit_)

@@ -114,5 +114,18 @@ def test_weights_files(tmp_path):
         load_model(bad)
     with pytest.raises(TurnRankerModelError, match="nope.json"):
         load_model(tmp_path / "nope.json")
+    with pytest.raises(TurnRankerModelError, match="is a directory"):
+        load_model(tmp_path)
+    for weights, message in [
+        ({**DEFAULT_MODEL.weights, "asks": float("nan")}, r"weights\.asks: must be a finite number"),
+        ({**DEFAULT_MODEL.weights, "hierarchy": -50.0}, r"weights\.hierarchy: a rank weight must be >= 0"),
+        ([1, 2], "weights: must be an object"),
+    ]:
+        bad.write_text(json.dumps({"bias": 0.0, "weights": weights}))
+        with pytest.raises(TurnRankerModelError, match=message):
+            load_model(bad)
+    bad.write_text("null")
+    with pytest.raises(TurnRankerModelError, match="expected a JSON object"):
+        load_model(bad)
     with pytest.raises(ValueError, match="weights"):
         TurnRankerModel({"hierarchy": 1.0}, 0.0)

@@ -437,12 +437,16 @@ def eval_fit_ranker(
     from hypermem.config import Settings
     from hypermem.eval.benchmark import ensure_ingested, make_progress
     from hypermem.eval.dataset import load_questions
-    from hypermem.eval.ranker_fit import fit_rows, question_rows
+    from hypermem.eval.ranker_fit import FEW_TRAINING_QUESTIONS, fit_rows, question_rows
     from hypermem.ingest.locomo import load_locomo
+    from hypermem.retrieve.pipeline import QueryError
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
         raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+    target = Path(out)
+    if not out or target.is_dir() or not target.parent.is_dir():
+        raise typer.BadParameter(f"{out!r}: must be a file path in an existing directory", param_hint="--out")
     conversations = load_locomo(path)
     questions = load_questions(path, conversations)[0]
     console = Console(stderr=True)
@@ -450,12 +454,18 @@ def eval_fit_ranker(
         for conversation in conversations:
             ensure_ingested(svc, conversation, progress)
         task = progress.add_task("questions", total=len(questions))
-        rows = question_rows(svc, questions, on_question=lambda: progress.advance(task))
+        try:
+            rows = question_rows(svc, questions, on_question=lambda: progress.advance(task))
+        except QueryError as exc:
+            raise typer.BadParameter(str(exc), param_hint="PATH") from exc
     try:
         model = fit_rows(rows)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="PATH") from exc
-    Path(out).write_text(json.dumps(model.as_dict(), indent=2) + "\n", encoding="utf-8")
+    if len(rows) < FEW_TRAINING_QUESTIONS:
+        typer.echo(f"warning: only {len(rows)} questions with evidence; weights fitted on so few are unreliable",
+                   err=True)  # fmt: skip
+    target.write_text(json.dumps(model.as_dict(), indent=2) + "\n", encoding="utf-8")
     for name, weight in model.weights.items():
         typer.echo(f"{name}\t{weight:+.4f}")
     typer.echo(f"bias\t{model.bias:+.4f}")

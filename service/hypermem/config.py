@@ -133,6 +133,7 @@ class Settings(BaseSettings):
     def _usable_weights(cls, value: str | None) -> str | None:
         from hypermem.retrieve.turn_ranker import load_model
 
+        value = value or None  # an empty HYPERMEM_TURN_RANKER_MODEL means unset: the shipped weights
         load_model(value)  # a missing or malformed file is refused now, naming it, not at the first query
         return value
 

@@ -18,12 +18,14 @@ import numpy as np
 import numpy.typing as npt
 
 from hypermem.eval.dataset import Question
+from hypermem.retrieve.pipeline import QueryError
 from hypermem.retrieve.turn_ranker import FEATURES, RANK_FEATURES, TurnRankerModel
 
 if TYPE_CHECKING:
     from hypermem.service import MemoryService
 
 L2 = 1.0  # penalty on standardised weights (sklearn's C = 1)
+FEW_TRAINING_QUESTIONS = 50  # `hypermem eval fit-ranker` warns below this many questions with evidence
 
 
 def _irls(
@@ -92,7 +94,10 @@ def question_rows(svc: MemoryService, questions: Sequence[Question], overrides: 
     out = []
     for q in questions:
         if q.evidence:
-            dia_ids, rows = svc.retriever.turn_features(q.sample_id, q.question, **(overrides or {}))
+            try:
+                dia_ids, rows = svc.retriever.turn_features(q.sample_id, q.question, **(overrides or {}))
+            except QueryError as exc:
+                raise QueryError(f"{q.sample_id}.qa[{q.index}].question: {exc}") from exc
             labels = np.array([1 if d in q.evidence else 0 for d in dia_ids], dtype=np.int_)
             out.append(QuestionRows(q.sample_id, dia_ids, rows, labels))
         on_question()

@@ -108,7 +108,7 @@ class Retriever:
 
         topics, episodes, facts, rerank_info = self._hierarchy(memory_id, text, vector, cfg, analysis, lap)
         stop = self._stop(facts, analysis, cfg)
-        size = len(self._turns(facts[: stop.cut_at], cfg.turn_budget, cfg.replies))
+        size = self._evidence_size(facts, stop, cfg)
         ranked = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis.persons)
         turns = self._turns(ranked, size, cfg.replies)
         selection = self.turn_selector.select(text, turns)
@@ -322,6 +322,15 @@ class Retriever:
             confident=CONFIDENT_COSINE,
             min_keep=cfg.min_facts,
         )
+
+    def _evidence_size(self, facts: list[dict], stop: StopDecision, cfg: SearchConfig) -> int:
+        """How many turns to return: ``turn_budget`` (fixed stopping), or the source turns of the facts the
+        adaptive rule kept, never fewer than ``min(min_facts, turn_budget)``: a memory with few facts (a short
+        statement such as "I moved to Paris." makes none) still gets its turns from the turn-level legs."""
+        if cfg.stopping == "fixed":
+            return cfg.turn_budget
+        kept = len(self._turns(facts[: stop.cut_at], cfg.turn_budget, cfg.replies))
+        return max(kept, min(cfg.min_facts, cfg.turn_budget))
 
     def _ranked_turns(
         self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig, persons: list[str]

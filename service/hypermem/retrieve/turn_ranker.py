@@ -138,7 +138,13 @@ class TurnRankerModel:
 
     def __post_init__(self) -> None:
         if set(self.weights) != set(FEATURES):
-            raise ValueError(f"weights: expected exactly {list(FEATURES)}")
+            missing, extra = sorted(set(FEATURES) - set(self.weights)), sorted(set(self.weights) - set(FEATURES))
+            raise ValueError(f"weights: expected exactly the {len(FEATURES)} features {list(FEATURES)}"
+                             f" (missing {missing}, unknown {extra})")  # fmt: skip
+        for name, value in [*self.weights.items(), ("bias", self.bias)]:
+            where = "bias" if name == "bias" else f"weights.{name}"
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"{where}: must be a finite number, not {value!r}")
 
     @property
     def vector(self) -> npt.NDArray[np.float64]:
@@ -156,9 +162,18 @@ class TurnRankerModel:
         return {"bias": self.bias, "weights": dict(self.weights)}
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> TurnRankerModel:
-        """The inverse of ``as_dict``. Raises ``ValueError`` naming a missing or extra feature."""
-        return cls({k: float(v) for k, v in data["weights"].items()}, float(data["bias"]))
+    def from_dict(cls, data: object) -> TurnRankerModel:
+        """The inverse of ``as_dict``, for weights files. Raises ``ValueError`` naming the field that is missing or
+        unusable, or a negative rank weight (``hypermem eval fit-ranker`` never writes one)."""
+        if not isinstance(data, Mapping) or set(data) != {"bias", "weights"}:
+            raise ValueError('expected a JSON object {"bias": number, "weights": {feature: number}}')
+        if not isinstance(data["weights"], Mapping):
+            raise ValueError(f"weights: must be an object of the {len(FEATURES)} feature weights")
+        model = cls(dict(data["weights"]), data["bias"])
+        for name in RANK_FEATURES:
+            if model.weights[name] < 0:
+                raise ValueError(f"weights.{name}: a rank weight must be >= 0 (a better rank never lowers a turn)")
+        return model
 
 
 # Fitted by `hypermem eval fit-ranker ../shared/data/locomo-dev.json` on the 7 LoCoMo dev conversations
@@ -187,11 +202,21 @@ DEFAULT_MODEL = TurnRankerModel(
 def load_model(path: str | Path | None) -> TurnRankerModel:
     """The weights in ``path`` (``TurnRankerModel.as_dict`` as JSON), or ``DEFAULT_MODEL`` for None.
 
-    Raises ``TurnRankerModelError`` naming the file for a missing, unreadable or malformed file.
+    Raises ``TurnRankerModelError`` naming the file and the field for a missing, unreadable or malformed
+    file, a weight that is not a finite number, or a negative rank weight.
     """
     if path is None:
         return DEFAULT_MODEL
+    file = Path(path)
     try:
-        return TurnRankerModel.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise TurnRankerModelError(f"turn_ranker_model: {path}: {exc}") from exc
+        text = file.read_text(encoding="utf-8")
+    except IsADirectoryError as exc:
+        raise TurnRankerModelError(f"{path}: is a directory, not a weights file") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TurnRankerModelError(f"{path}: cannot read it ({exc.__class__.__name__}: {exc})") from exc
+    try:
+        return TurnRankerModel.from_dict(json.loads(text))
+    except json.JSONDecodeError as exc:
+        raise TurnRankerModelError(f"{path}: not JSON ({exc})") from exc
+    except ValueError as exc:
+        raise TurnRankerModelError(f"{path}: {exc}") from exc
