@@ -203,6 +203,30 @@ def test_a_control_character_in_a_speaker_is_refused_naming_the_field(cli_env, t
     assert err == "error: testconv: messages[0].speaker: must not contain control characters\n"
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "named"),
+    [("dia_id", "D1:1 ", "message_id"), ("speaker", " Nadia", "speaker")],
+)
+def test_an_id_with_surrounding_whitespace_is_refused_naming_the_field(
+    cli_env, tmp_path, monkeypatch, capsys, field, value, named
+):
+    """``"D1:1 "`` would be another turn than ``"D1:1"``: refused with one line naming the field."""
+    from conftest import make_testconv_record
+
+    from hypermem.cli import run as entry_point
+
+    record = make_testconv_record()
+    record["conversation"]["session_1"][0][field] = value
+    path = tmp_path / "spaces.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    cli_env(tmp_path / "db")
+    monkeypatch.setattr("sys.argv", ["hypermem", "ingest", "locomo", str(path)])
+    with pytest.raises(SystemExit) as exited:
+        entry_point()
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == f"error: testconv: messages[0].{named}: must not start or end with whitespace\n"
+
+
 @pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
 def test_a_closed_stdout_ends_quietly_with_0(unbuffered):
     """stdout's reader already gone: buffered, the exit flush meets it; unbuffered, click's write does."""

@@ -2,8 +2,9 @@
 
 A graph engine takes no NUL inside a parameter; a lone surrogate (JSON allows ``"\\ud83d"``)
 breaks UTF-8 encoding, hashing and the tokenizer. Identifiers (message, session and speaker
-names) also refuse C0/C1 control characters other than tab, newline and carriage return: they are
-printed as labels, where an ESC would drive the reader's terminal. Text and queries keep them
+names) also refuse C0/C1 control characters other than tab, newline and carriage return (they are
+printed as labels, where an ESC would drive the reader's terminal) and leading or trailing whitespace
+(``"3 "`` would be another turn than ``"3"``). Text and queries keep them
 (ANSI colours in a pasted log); ``visible`` escapes them for printing. Callers name the field in
 their own error.
 """
@@ -44,6 +45,8 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, id
         return "contains a NUL character"
     if (key or identifier) and _CONTROL.search(value):
         return "must not contain control characters"
+    if (key or identifier) and value != value.strip():
+        return "must not start or end with whitespace"
     if key and "/" in value:
         return "must not contain '/'"
     return None
