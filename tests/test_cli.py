@@ -227,6 +227,28 @@ def test_an_id_with_surrounding_whitespace_is_refused_naming_the_field(
     assert capsys.readouterr().err == f"error: testconv: messages[0].{named}: must not start or end with whitespace\n"
 
 
+def test_a_duplicate_sample_id_or_a_conversation_without_sessions_is_refused_before_writing(cli_env, tmp_path):
+    from conftest import make_testconv_record
+
+    cli_env(tmp_path / "db")
+    first, second = make_testconv_record(), make_testconv_record()
+    second["conversation"]["session_1"][0]["text"] = "another text under the same sample_id"
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps([first, second]), encoding="utf-8")
+    result = run("ingest", "locomo", str(twice))
+    assert result.exit_code == 2
+    assert "sample_id 'testconv' appears more than once" in result.output
+
+    empty = make_testconv_record()
+    empty["sample_id"] = "no-talk"
+    empty["conversation"] = {k: v for k, v in empty["conversation"].items() if not k.startswith("session_")}
+    sessionless = tmp_path / "sessionless.json"
+    sessionless.write_text(json.dumps([empty]), encoding="utf-8")
+    result = run("ingest", "locomo", str(sessionless))
+    assert result.exit_code == 2
+    assert "no-talk.conversation: no sessions" in result.output
+
+
 @pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
 def test_a_closed_stdout_ends_quietly_with_0(unbuffered):
     """stdout's reader already gone: buffered, the exit flush meets it; unbuffered, click's write does."""
