@@ -195,6 +195,14 @@ def test_engine_restart_without_vector_indexes_is_not_ready_then_recovers(app, c
     assert client.get("/v1/ready").get_json()["status"] == "ready"
 
 
+def test_assigning_a_memory_that_does_not_exist_is_404_and_creates_nothing(app, client):
+    response = client.put("/v1/tenants/acme/memories/never-ingested", headers=bearer(ADMIN))
+    assert response.status_code == 404
+    assert "never-ingested" in response.get_json()["message"]
+    store = app.extensions["hypermem"].store
+    assert not store.run_cypher("MATCH (n) WHERE n.memory_id = 'never-ingested' RETURN n.id AS id LIMIT 1")
+
+
 def test_openapi_document_lists_every_route_with_schemas(app, client):
     spec = client.get("/openapi.json").get_json()
     assert spec["openapi"].startswith("3.")
