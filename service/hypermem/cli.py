@@ -490,13 +490,45 @@ def serve(
     except HypermemError as exc:
         typer.echo(f"cannot start: {exc}", err=True)
         raise typer.Exit(1) from exc
-    typer.echo(
-        f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)"
-    )
     try:
-        api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
+        try:
+            server = _bind(api, host, port, debug)
+        except OSError as exc:
+            typer.echo(visible(f"cannot start: {exc}"), err=True)
+            raise typer.Exit(2) from None
+        typer.echo(
+            f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)"
+        )
+        server.serve_forever()
     finally:
         api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
+
+
+def _bind(api, host: str, port: int, debug: bool):
+    """Werkzeug's threaded development server bound to ``host:port`` (not serving yet).
+
+    Raises ``OSError`` naming ``--port`` (in use, not allowed) or ``--host`` (unknown, not local)."""
+    import errno
+    import socket
+
+    from werkzeug.debug import DebuggedApplication
+    from werkzeug.serving import make_server
+
+    api.debug = debug
+    wsgi = DebuggedApplication(api, evalex=True) if debug else api
+    # werkzeug prints its own message and exits 1 when it cannot bind: try the address first
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except socket.gaierror as exc:
+        raise OSError(f"--host {host!r}: unknown host ({exc.strerror})") from exc
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+            raise OSError(f"--port {port}: {exc.strerror} on {host}") from exc
+        raise OSError(f"--host {host!r}: {exc.strerror}") from exc
+    return make_server(host, port, wsgi, threaded=True)
 
 
 @app.command("mcp")
