@@ -267,6 +267,15 @@ def test_serve_on_a_busy_port_or_a_bad_host_prints_no_banner_and_names_the_optio
     assert "hypermem API on" not in result.output
 
 
+def test_a_newline_in_an_error_is_escaped_so_the_error_stays_one_line(cli_env, tmp_path):
+    cli_env(tmp_path / "db")
+    path = tmp_path / "newline.json"
+    path.write_text(json.dumps([{"sample_id": "m-ctrl\n\x00", "conversation": None}]), encoding="utf-8")
+    result = run("ingest", "locomo", str(path))
+    assert result.exit_code == 2
+    assert result.output == "error: m-ctrl\\x0a\\x00.conversation: missing or not an object\n"
+
+
 @pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
 def test_a_closed_stdout_ends_quietly_with_0(unbuffered):
     """stdout's reader already gone: buffered, the exit flush meets it; unbuffered, click's write does."""

@@ -75,11 +75,11 @@ def _run_app() -> None:
     try:
         app()
     except (IngestInputError, LocomoFormatError, QueryError, StoreError, EmbeddingModelError, OSError) as exc:
-        typer.echo(visible(f"error: {exc}"), err=True)
+        typer.echo(visible(f"error: {exc}", one_line=True), err=True)
         raise SystemExit(2) from None
     except ValidationError as exc:
         problems = "; ".join(f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
-        typer.echo(visible(f"error: bad setting: {problems}"), err=True)
+        typer.echo(visible(f"error: bad setting: {problems}", one_line=True), err=True)
         raise SystemExit(2) from None
 
 
@@ -154,7 +154,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
     try:
         convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
     except (OSError, LocomoFormatError) as exc:
-        typer.echo(visible(f"error: {exc}"), err=True)
+        typer.echo(visible(f"error: {exc}", one_line=True), err=True)
         raise typer.Exit(2) from exc
     reports = []
     columns = [
@@ -265,12 +265,15 @@ def query(
     overrides = {k: v for k, v in {"stopping": stopping, "turn_budget": turn_budget}.items() if v is not None}
     with _open_service(None) as svc:
         if memory not in svc.store.memory_ids():
-            typer.echo(f"error: --memory: no memory {memory!r}; known: {svc.store.memory_ids()}", err=True)
+            typer.echo(
+                visible(f"error: --memory: no memory {memory!r}; known: {svc.store.memory_ids()}", one_line=True),
+                err=True,
+            )
             raise typer.Exit(2)
         try:
             result = svc.query(memory, text, **overrides)
         except QueryError as exc:
-            typer.echo(visible(f"error: {exc}"), err=True)
+            typer.echo(visible(f"error: {exc}", one_line=True), err=True)
             raise typer.Exit(2) from exc
         _print_result(result, as_json)
 
@@ -488,13 +491,13 @@ def serve(
     try:
         api = create_app(settings, sync_batch_limit=sync_batch)
     except HypermemError as exc:
-        typer.echo(f"cannot start: {exc}", err=True)
+        typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
         raise typer.Exit(1) from exc
     try:
         try:
             server = _bind(api, host, port, debug)
         except OSError as exc:
-            typer.echo(visible(f"cannot start: {exc}"), err=True)
+            typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
             raise typer.Exit(2) from None
         typer.echo(
             f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)"

@@ -16,6 +16,7 @@ import re
 CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
 """A regex character class body of the C0/C1 control characters except tab, newline and carriage return."""
 _CONTROL = re.compile(f"[{CONTROLS}]")
+_ANY_CONTROL = re.compile(f"[{CONTROLS}\\t\\n\\r]")
 
 
 def encodable(value: str) -> bool:
@@ -27,9 +28,11 @@ def encodable(value: str) -> bool:
     return True
 
 
-def visible(value: str) -> str:
-    """``value`` with every control character (``CONTROLS``) written as a ``\\xNN`` escape, for a terminal or pipe."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+def visible(value: str, *, one_line: bool = False) -> str:
+    """``value`` with every control character (``CONTROLS``) written as a ``\\xNN`` escape, for a terminal or pipe;
+    ``one_line`` (an error message) escapes tab, newline and carriage return too."""
+    pattern = _ANY_CONTROL if one_line else _CONTROL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
 
 
 def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:
