@@ -502,6 +502,7 @@ def serve(
         typer.echo(
             f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)"
         )
+        server.log_startup()  # werkzeug's "Running on …" and its development-server warning
         server.serve_forever()
     finally:
         api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
