@@ -276,6 +276,14 @@ def test_a_newline_in_an_error_is_escaped_so_the_error_stays_one_line(cli_env, t
     assert result.output == "error: m-ctrl\\x0a\\x00.conversation: missing or not an object\n"
 
 
+def test_version_and_the_stopping_choices_are_shown():
+    from importlib.metadata import version
+
+    assert run("--version").output == f"hypermem {version('hypermem')}\n"
+    shown = run("query", "--help").output
+    assert "[adaptive|fixed]" in shown and "<str>" not in shown
+
+
 @pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
 def test_a_closed_stdout_ends_quietly_with_0(unbuffered):
     """stdout's reader already gone: buffered, the exit flush meets it; unbuffered, click's write does."""

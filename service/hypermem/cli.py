@@ -93,8 +93,21 @@ def _plain_record(record: logging.LogRecord) -> bool:
     return True
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib.metadata import version
+
+        typer.echo(f"hypermem {version('hypermem')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level.")) -> None:
+def main(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level."),
+    show_version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
@@ -248,6 +261,10 @@ def _search_option(name: str) -> Any:
     configured default (``Settings``)."""
     spec = SEARCH_FIELDS[name]
     low, high = spec.bounds or (None, None)
+    if spec.choices:
+        return typer.Option(
+            None, "--" + name.replace("_", "-"), metavar="[" + "|".join(spec.choices) + "]", help=spec.help
+        )
     return typer.Option(None, "--" + name.replace("_", "-"), min=low, max=high, help=spec.help)
 
 
