@@ -281,7 +281,7 @@ def test_version_and_the_stopping_choices_are_shown():
 
     assert run("--version").output == f"hypermem {version('hypermem')}\n"
     shown = run("query", "--help").output
-    assert "[adaptive|fixed]" in shown and "<str>" not in shown
+    assert "[adaptive|fixed]" in shown
 
 
 @pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
