@@ -184,47 +184,33 @@ def test_control_characters_in_an_error_are_escaped(cli_env, tmp_path):
     assert "\x1b" not in result.output and "no\\x1b]0;pwned\\x07.json" in result.output
 
 
-def test_a_control_character_in_a_speaker_is_refused_naming_the_field(cli_env, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(
+    ("field", "value", "named", "problem"),
+    [
+        ("speaker", "Nadia\x1b[31m", "speaker", "must not contain control characters"),
+        # "D1:1 " would be another turn than "D1:1"
+        ("dia_id", "D1:1 ", "message_id", "must not start or end with whitespace"),
+        ("speaker", " Nadia", "speaker", "must not start or end with whitespace"),
+    ],
+)
+def test_a_bad_speaker_or_dia_id_is_refused_naming_the_field(
+    cli_env, tmp_path, monkeypatch, capsys, field, value, named, problem
+):
     """Through the console entry point ``run`` (one line naming the field, exit 2)."""
     from conftest import make_testconv_record
 
     from hypermem.cli import run as entry_point
 
     record = make_testconv_record()
-    record["conversation"]["session_1"][0]["speaker"] = "Nadia\x1b[31m"
-    path = tmp_path / "speaker.json"
-    path.write_text(json.dumps([record]), encoding="utf-8")
-    cli_env(tmp_path / "db")
-    monkeypatch.setattr("sys.argv", ["hypermem", "ingest", "locomo", str(path)])
-    with pytest.raises(SystemExit) as exited:
-        entry_point()
-    err = capsys.readouterr().err
-    assert exited.value.code == 2
-    assert err == "error: testconv: messages[0].speaker: must not contain control characters\n"
-
-
-@pytest.mark.parametrize(
-    ("field", "value", "named"),
-    [("dia_id", "D1:1 ", "message_id"), ("speaker", " Nadia", "speaker")],
-)
-def test_an_id_with_surrounding_whitespace_is_refused_naming_the_field(
-    cli_env, tmp_path, monkeypatch, capsys, field, value, named
-):
-    """``"D1:1 "`` would be another turn than ``"D1:1"``: refused with one line naming the field."""
-    from conftest import make_testconv_record
-
-    from hypermem.cli import run as entry_point
-
-    record = make_testconv_record()
     record["conversation"]["session_1"][0][field] = value
-    path = tmp_path / "spaces.json"
+    path = tmp_path / "bad.json"
     path.write_text(json.dumps([record]), encoding="utf-8")
     cli_env(tmp_path / "db")
     monkeypatch.setattr("sys.argv", ["hypermem", "ingest", "locomo", str(path)])
     with pytest.raises(SystemExit) as exited:
         entry_point()
     assert exited.value.code == 2
-    assert capsys.readouterr().err == f"error: testconv: messages[0].{named}: must not start or end with whitespace\n"
+    assert capsys.readouterr().err == f"error: testconv: messages[0].{named}: {problem}\n"
 
 
 def test_a_duplicate_sample_id_or_a_conversation_without_sessions_is_refused_before_writing(cli_env, tmp_path):
