@@ -270,6 +270,17 @@ def test_version_and_the_stopping_choices_are_shown():
     assert "[adaptive|fixed]" in shown
 
 
+def test_demo_given_the_bundled_sample_by_another_path_needs_no_question(cli_env, tmp_path):
+    from hypermem.cli import _sample_path
+
+    cli_env(tmp_path / "db")
+    link = tmp_path / "sample.json"
+    link.symlink_to(_sample_path())
+    result = run("demo", str(link))
+    assert result.exit_code == 0, result.output
+    assert "When did Tomas start volunteering at the community garden?" in result.stdout
+
+
 @pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])
 def test_a_closed_stdout_ends_quietly_with_0(unbuffered):
     """stdout's reader already gone: buffered, the exit flush meets it; unbuffered, click's write does."""

@@ -308,7 +308,7 @@ def demo(
 
     path = path or _sample_path()
     if question is None:
-        if path != _sample_path():
+        if os.path.realpath(path) != os.path.realpath(_sample_path()):
             raise typer.BadParameter("give --question when PATH is not the bundled sample", param_hint="--question")
         question = SAMPLE_QUESTION
     if not question.strip() or len(question) > MAX_QUERY_CHARS:
