@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
 import time
 from datetime import datetime
 
@@ -173,6 +175,32 @@ def test_health_and_ready_need_no_key(client):
     assert ready["status"] == "ready"
     assert ready["engine"].startswith(("FalkorDB 4.", "Neo4j 5."))
     assert ready["embedding_model"] == "minilm-int8"
+
+
+def test_engine_restart_without_vector_indexes_is_not_ready_then_recovers(app, client, acme):
+    """After a crash the vector indexes may be missing: readiness says so (503, naming them) and the next
+    query recreates them after the restart instead of failing with a 500."""
+    store = app.extensions["hypermem"].store
+    if not hasattr(store, "server"):
+        pytest.skip("an embedded engine only")
+    store.drop_vector_indexes()
+    not_ready = client.get("/v1/ready")
+    assert not_ready.status_code == 503
+    assert "Turn.embedding" in not_ready.get_json()["message"]
+    os.kill(store.server.process.pid, signal.SIGKILL)
+    store.server.process.wait()
+    answered = client.post(f"/v1/memories/{MEMORY}/query", headers=acme, json={"query": "What did Caroline adopt?"})
+    assert answered.status_code == 200, answered.get_json()
+    assert store.missing_vector_indexes() == []
+    assert client.get("/v1/ready").get_json()["status"] == "ready"
+
+
+def test_assigning_a_memory_that_does_not_exist_is_404_and_creates_nothing(app, client):
+    response = client.put("/v1/tenants/acme/memories/never-ingested", headers=bearer(ADMIN))
+    assert response.status_code == 404
+    assert "never-ingested" in response.get_json()["message"]
+    store = app.extensions["hypermem"].store
+    assert not store.run_cypher("MATCH (n) WHERE n.memory_id = 'never-ingested' RETURN n.id AS id LIMIT 1")
 
 
 def test_openapi_document_lists_every_route_with_schemas(app, client):

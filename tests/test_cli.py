@@ -184,23 +184,101 @@ def test_control_characters_in_an_error_are_escaped(cli_env, tmp_path):
     assert "\x1b" not in result.output and "no\\x1b]0;pwned\\x07.json" in result.output
 
 
-def test_a_control_character_in_a_speaker_is_refused_naming_the_field(cli_env, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize(
+    ("field", "value", "named", "problem"),
+    [
+        ("speaker", "Nadia\x1b[31m", "speaker", "must not contain control characters"),
+        # "D1:1 " would be another turn than "D1:1"
+        ("dia_id", "D1:1 ", "message_id", "must not start or end with whitespace"),
+        ("speaker", " Nadia", "speaker", "must not start or end with whitespace"),
+    ],
+)
+def test_a_bad_speaker_or_dia_id_is_refused_naming_the_field(
+    cli_env, tmp_path, monkeypatch, capsys, field, value, named, problem
+):
     """Through the console entry point ``run`` (one line naming the field, exit 2)."""
     from conftest import make_testconv_record
 
     from hypermem.cli import run as entry_point
 
     record = make_testconv_record()
-    record["conversation"]["session_1"][0]["speaker"] = "Nadia\x1b[31m"
-    path = tmp_path / "speaker.json"
+    record["conversation"]["session_1"][0][field] = value
+    path = tmp_path / "bad.json"
     path.write_text(json.dumps([record]), encoding="utf-8")
     cli_env(tmp_path / "db")
     monkeypatch.setattr("sys.argv", ["hypermem", "ingest", "locomo", str(path)])
     with pytest.raises(SystemExit) as exited:
         entry_point()
-    err = capsys.readouterr().err
     assert exited.value.code == 2
-    assert err == "error: testconv: messages[0].speaker: must not contain control characters\n"
+    assert capsys.readouterr().err == f"error: testconv: messages[0].{named}: {problem}\n"
+
+
+def test_a_duplicate_sample_id_or_a_conversation_without_sessions_is_refused_before_writing(cli_env, tmp_path):
+    from conftest import make_testconv_record
+
+    cli_env(tmp_path / "db")
+    first, second = make_testconv_record(), make_testconv_record()
+    second["conversation"]["session_1"][0]["text"] = "another text under the same sample_id"
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps([first, second]), encoding="utf-8")
+    result = run("ingest", "locomo", str(twice))
+    assert result.exit_code == 2
+    assert "sample_id 'testconv' appears more than once" in result.output
+
+    empty = make_testconv_record()
+    empty["sample_id"] = "no-talk"
+    empty["conversation"] = {k: v for k, v in empty["conversation"].items() if not k.startswith("session_")}
+    sessionless = tmp_path / "sessionless.json"
+    sessionless.write_text(json.dumps([empty]), encoding="utf-8")
+    result = run("ingest", "locomo", str(sessionless))
+    assert result.exit_code == 2
+    assert "no-talk.conversation: no sessions" in result.output
+
+
+def test_serve_on_a_busy_port_or_a_bad_host_prints_no_banner_and_names_the_option(cli_env, tmp_path):
+    import socket
+
+    cli_env(tmp_path / "db")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run("serve", "--port", str(port))
+    assert result.exit_code == 2
+    assert f"--port {port}: Address already in use" in result.output
+    assert "hypermem API on" not in result.output
+    result = run("serve", "--host", "no-such-host.invalid")
+    assert result.exit_code == 2
+    assert "--host 'no-such-host.invalid'" in result.output
+    assert "hypermem API on" not in result.output
+
+
+def test_a_newline_in_an_error_is_escaped_so_the_error_stays_one_line(cli_env, tmp_path):
+    cli_env(tmp_path / "db")
+    path = tmp_path / "newline.json"
+    path.write_text(json.dumps([{"sample_id": "m-ctrl\n\x00", "conversation": None}]), encoding="utf-8")
+    result = run("ingest", "locomo", str(path))
+    assert result.exit_code == 2
+    assert result.output == "error: m-ctrl\\x0a\\x00.conversation: missing or not an object\n"
+
+
+def test_version_and_the_stopping_choices_are_shown():
+    from importlib.metadata import version
+
+    assert run("--version").output == f"hypermem {version('hypermem')}\n"
+    shown = run("query", "--help").output
+    assert "[adaptive|fixed]" in shown
+
+
+def test_demo_given_the_bundled_sample_by_another_path_needs_no_question(cli_env, tmp_path):
+    from hypermem.cli import _sample_path
+
+    cli_env(tmp_path / "db")
+    link = tmp_path / "sample.json"
+    link.symlink_to(_sample_path())
+    result = run("demo", str(link))
+    assert result.exit_code == 0, result.output
+    assert "When did Tomas start volunteering at the community garden?" in result.stdout
 
 
 @pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "unbuffered"])

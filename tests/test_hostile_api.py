@@ -55,6 +55,10 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("terminal-title escape in speaker", "speaker", "ingest", body(msg(speaker="Ana\x1b]0;pwned\x07"))),
     ("C1 control in speaker", "speaker", "ingest", body(msg(speaker="Ana\x9b"))),
     ("BEL in session_id", "session_id", "ingest", body(msg(session_id="s\x07"))),
+    ("trailing space in message_id", "message_id", "ingest", body(msg(message_id="3 "))),
+    ("leading tab in session_id", "session_id", "ingest", body(msg(session_id="\ts1"))),
+    ("trailing newline in speaker", "speaker", "ingest", body(msg(speaker="Ana\n"))),
+    ("trailing carriage return in message_id", "message_id", "ingest", body(msg(message_id="m\r"))),
     ("SOH in session_id", "session_id", "ingest", body(msg(session_id="\x01"))),
     ("DEL in message_id", "message_id", "ingest", body(msg(message_id="m\x7f"))),
     ("slash in message_id", "message_id", "ingest", body(msg(message_id="a/b"))),
@@ -143,16 +147,10 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
 
 # --- accepted: legal but odd values, stored and read back -------------------------------------------------------
 ACCEPTED: list[tuple[str, dict]] = [
-    ("speaker with trailing space", {"speaker": "Ana "}),
-    ("speaker with trailing tab", {"speaker": "Ana\t"}),
-    ("speaker with trailing newline", {"speaker": "Ana\n"}),
-    ("markup speaker", {"speaker": "Dark Mode</button>\n"}),
-    ("message_id with trailing space", {"message_id": "x "}),
-    ("message_id with tab", {"message_id": "x\t"}),
-    ("message_id with newline", {"message_id": "m\n"}),
+    ("markup speaker", {"speaker": "Dark Mode</button>"}),
+    ("message_id with an inner tab", {"message_id": "x\ty"}),
     ("message_id markup", {"message_id": "<script>alert(1)<script>"}),
     ("message_id Cypher", {"message_id": "') DETACH DELETE n --"}),
-    ("session_id with trailing space", {"session_id": "s "}),
     ("session_id emoji", {"session_id": "😀 chat"}),
     ("25,000-character message, kept whole (searched as passages)", {"text": "A long answer line. " * 1250}),
     ("coding-chat turn", {"text": '<button id="toggleDarkMode">Toggle Dark Mode</button>\n</div>'}),
@@ -164,7 +162,6 @@ ACCEPTED: list[tuple[str, dict]] = [
     ("combining marks", {"text": "Zalgo z\u0336\u0335a\u0334l", "speaker": "Jose\u0301"}),
     ("CJK and emoji", {"text": "我去了东京 🗼 and 🐕", "speaker": "李雷"}),
     ("control characters in text", {"text": "bell \x07 escape \x1b[31m red \x1b]0;pwned\x07 \x9b"}),
-    ("carriage return in message_id", {"message_id": "m\r"}),
     ("caption with trailing space", {"text": "", "image_caption": "a dog on a beach "}),
     ("long name-like span", {"text": "Meet " + " ".join(["Jean"] * 40) + " in Paris."}),
 ]
@@ -291,7 +288,7 @@ def test_odd_but_legal_values_are_stored_and_read_back(hostile, hm_service):
     ]
     assert names and all(name == name.strip() and "<" not in name and len(name) <= 80 for name in names)
     again = client.post(
-        f"/v1/memories/{OK}/messages", headers=headers, json=body(msg(0, message_id="x ", text="same id again"))
+        f"/v1/memories/{OK}/messages", headers=headers, json=body(msg(0, message_id="x\ty", text="same id again"))
     )
     assert again.status_code == 200 and hm_service.store.counts(OK)["Turn"] == len(ACCEPTED)  # idempotent by message id
     # nothing lost: the seeded memory is intact and answers

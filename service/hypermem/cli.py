@@ -75,11 +75,11 @@ def _run_app() -> None:
     try:
         app()
     except (IngestInputError, LocomoFormatError, QueryError, StoreError, EmbeddingModelError, OSError) as exc:
-        typer.echo(visible(f"error: {exc}"), err=True)
+        typer.echo(visible(f"error: {exc}", one_line=True), err=True)
         raise SystemExit(2) from None
     except ValidationError as exc:
         problems = "; ".join(f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
-        typer.echo(visible(f"error: bad setting: {problems}"), err=True)
+        typer.echo(visible(f"error: bad setting: {problems}", one_line=True), err=True)
         raise SystemExit(2) from None
 
 
@@ -93,8 +93,21 @@ def _plain_record(record: logging.LogRecord) -> bool:
     return True
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from importlib.metadata import version
+
+        typer.echo(f"hypermem {version('hypermem')}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level.")) -> None:
+def main(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log at INFO level."),
+    show_version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
@@ -154,7 +167,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
     try:
         convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
     except (OSError, LocomoFormatError) as exc:
-        typer.echo(visible(f"error: {exc}"), err=True)
+        typer.echo(visible(f"error: {exc}", one_line=True), err=True)
         raise typer.Exit(2) from exc
     reports = []
     columns = [
@@ -248,6 +261,10 @@ def _search_option(name: str) -> Any:
     configured default (``Settings``)."""
     spec = SEARCH_FIELDS[name]
     low, high = spec.bounds or (None, None)
+    if spec.choices:
+        return typer.Option(
+            None, "--" + name.replace("_", "-"), metavar="[" + "|".join(spec.choices) + "]", help=spec.help
+        )
     return typer.Option(None, "--" + name.replace("_", "-"), min=low, max=high, help=spec.help)
 
 
@@ -265,12 +282,15 @@ def query(
     overrides = {k: v for k, v in {"stopping": stopping, "turn_budget": turn_budget}.items() if v is not None}
     with _open_service(None) as svc:
         if memory not in svc.store.memory_ids():
-            typer.echo(f"error: --memory: no memory {memory!r}; known: {svc.store.memory_ids()}", err=True)
+            typer.echo(
+                visible(f"error: --memory: no memory {memory!r}; known: {svc.store.memory_ids()}", one_line=True),
+                err=True,
+            )
             raise typer.Exit(2)
         try:
             result = svc.query(memory, text, **overrides)
         except QueryError as exc:
-            typer.echo(visible(f"error: {exc}"), err=True)
+            typer.echo(visible(f"error: {exc}", one_line=True), err=True)
             raise typer.Exit(2) from exc
         _print_result(result, as_json)
 
@@ -288,7 +308,7 @@ def demo(
 
     path = path or _sample_path()
     if question is None:
-        if path != _sample_path():
+        if os.path.realpath(path) != os.path.realpath(_sample_path()):
             raise typer.BadParameter("give --question when PATH is not the bundled sample", param_hint="--question")
         question = SAMPLE_QUESTION
     if not question.strip() or len(question) > MAX_QUERY_CHARS:
@@ -498,15 +518,48 @@ def serve(
     try:
         api = create_app(settings, sync_batch_limit=sync_batch)
     except HypermemError as exc:
-        typer.echo(f"cannot start: {exc}", err=True)
+        typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
         raise typer.Exit(1) from exc
-    typer.echo(
-        f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)"
-    )
     try:
-        api.run(host=host, port=port, debug=debug, use_reloader=False, threaded=True)
+        try:
+            server = _bind(api, host, port, debug)
+        except OSError as exc:
+            typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
+            raise typer.Exit(2) from None
+        typer.echo(
+            f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)"
+        )
+        server.log_startup()  # werkzeug's "Running on …" and its development-server warning
+        server.serve_forever()
     finally:
         api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
+
+
+def _bind(api, host: str, port: int, debug: bool):
+    """Werkzeug's threaded development server bound to ``host:port`` (not serving yet).
+
+    Raises ``OSError`` naming ``--port`` (in use, not allowed) or ``--host`` (unknown, not local)."""
+    import errno
+    import socket
+
+    from werkzeug.debug import DebuggedApplication
+    from werkzeug.serving import make_server
+
+    api.debug = debug
+    wsgi = DebuggedApplication(api, evalex=True) if debug else api
+    # werkzeug prints its own message and exits 1 when it cannot bind: try the address first
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except socket.gaierror as exc:
+        raise OSError(f"--host {host!r}: unknown host ({exc.strerror})") from exc
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+            raise OSError(f"--port {port}: {exc.strerror} on {host}") from exc
+        raise OSError(f"--host {host!r}: {exc.strerror}") from exc
+    return make_server(host, port, wsgi, threaded=True)
 
 
 @app.command("mcp")

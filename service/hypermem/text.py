@@ -2,8 +2,9 @@
 
 A graph engine takes no NUL inside a parameter; a lone surrogate (JSON allows ``"\\ud83d"``)
 breaks UTF-8 encoding, hashing and the tokenizer. Identifiers (message, session and speaker
-names) also refuse C0/C1 control characters other than tab, newline and carriage return: they are
-printed as labels, where an ESC would drive the reader's terminal. Text and queries keep them
+names) also refuse C0/C1 control characters other than tab, newline and carriage return (they are
+printed as labels, where an ESC would drive the reader's terminal) and leading or trailing whitespace
+(``"3 "`` would be another turn than ``"3"``). Text and queries keep them
 (ANSI colours in a pasted log); ``visible`` escapes them for printing. Callers name the field in
 their own error.
 """
@@ -15,6 +16,7 @@ import re
 CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
 """A regex character class body of the C0/C1 control characters except tab, newline and carriage return."""
 _CONTROL = re.compile(f"[{CONTROLS}]")
+_ANY_CONTROL = re.compile(f"[{CONTROLS}\\t\\n\\r]")
 
 
 def encodable(value: str) -> bool:
@@ -26,9 +28,11 @@ def encodable(value: str) -> bool:
     return True
 
 
-def visible(value: str) -> str:
-    """``value`` with every control character (``CONTROLS``) written as a ``\\xNN`` escape, for a terminal or pipe."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+def visible(value: str, *, one_line: bool = False) -> str:
+    """``value`` with every control character (``CONTROLS``) written as a ``\\xNN`` escape, for a terminal or pipe;
+    ``one_line`` (an error message) escapes tab, newline and carriage return too."""
+    pattern = _ANY_CONTROL if one_line else _CONTROL
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
 
 
 def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:
@@ -44,6 +48,8 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, id
         return "contains a NUL character"
     if (key or identifier) and _CONTROL.search(value):
         return "must not contain control characters"
+    if (key or identifier) and value != value.strip():
+        return "must not start or end with whitespace"
     if key and "/" in value:
         return "must not contain '/'"
     return None

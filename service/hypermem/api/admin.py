@@ -34,8 +34,13 @@ def revoke_key(tenant: str, key_id: str):
 
 @blp.route("/<tenant:tenant>/memories/<memory_id:memory_id>", methods=["PUT"])
 @blp.response(200, AssignedSchema)
+@blp.alt_response(404, description="No memory has this id: ingest it first (a tenant key's first write claims it).")
 def assign_memory(tenant: str, memory_id: str):
-    """Give ``memory_id`` to ``tenant``, e.g. a memory ingested with the CLI (replaces any owner)."""
+    """Give an existing ``memory_id`` to ``tenant``, e.g. a memory ingested with the CLI (replaces any owner);
+    404 naming the memory when it does not exist (no empty memory is made)."""
     auth.require_admin()
-    owners.assign_memory(state().store, memory_id, tenant)
+    store = state().store
+    if not owners.memory_exists(store, memory_id):
+        abort(404, message=f"memory {memory_id!r} does not exist; ingest it first")
+    owners.assign_memory(store, memory_id, tenant)
     return {"tenant": tenant, "memory_id": memory_id}

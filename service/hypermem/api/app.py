@@ -187,6 +187,10 @@ def create_app(
     @app.errorhandler(StoreError)
     def _store_down(error: StoreError):
         log.error("store error on %s %s: %s", request.method, request.path, error)
-        return {"code": 503, "status": "Service Unavailable", "message": "the graph store is unavailable"}, 503
+        return (
+            {"code": 503, "status": "Service Unavailable", "message": "the graph store is unavailable"},
+            503,
+            {"Retry-After": "5"},
+        )
 
     return app

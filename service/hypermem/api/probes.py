@@ -32,11 +32,14 @@ def ready():
     try:
         meta = store.meta()
         engine = store.engine_version()
+        missing = store.missing_vector_indexes() if meta else []
     except Exception as exc:
         log.warning("readiness check failed: %s", exc)
         abort(503, message=f"the graph store is not reachable: {type(exc).__name__}: {exc}")
     if not meta:
         abort(503, message="the graph store has no hypermem schema yet")
+    if missing:
+        abort(503, message=f"the graph store is missing its vector indexes on {', '.join(missing)}")
     dimension = current.service.embedder.dimension
     if meta["dimension"] is not None and int(meta["dimension"]) != dimension:
         abort(503, message=f"the store holds {meta['embedding_model']} vectors ({meta['dimension']} dimensions); this "

@@ -36,12 +36,12 @@ _PATTERNS = {
     "text": (r"^[^\x00]*$", "must not contain NUL characters"),
     "non_blank": (r"^[^\x00]*[^\s\x00][^\x00]*$", "must not be blank or contain NUL characters"),
     "identifier": (
-        rf"^[^{CONTROLS}]*[^\s{CONTROLS}][^{CONTROLS}]*$",
-        "must not be blank or contain control characters",
+        rf"^[^\s{CONTROLS}](?:[^{CONTROLS}]*[^\s{CONTROLS}])?$",
+        "must not be blank, start or end with whitespace, or contain control characters",
     ),
     "key": (
-        rf"^[^/{CONTROLS}]*[^\s/{CONTROLS}][^/{CONTROLS}]*$",
-        "must not be blank or contain '/' or control characters",
+        rf"^[^\s/{CONTROLS}](?:[^/{CONTROLS}]*[^\s/{CONTROLS}])?$",
+        "must not be blank, start or end with whitespace, or contain '/' or control characters",
     ),
 }
 
@@ -54,8 +54,8 @@ def _encodable(value: str) -> None:
 
 class Text(fields.String):
     """A string of at most ``max_length`` characters without NUL or lone surrogates. ``blank=False``
-    also refuses whitespace-only strings; ``identifier`` refuses blanks and control characters but tab,
-    newline and carriage return (a speaker); ``key`` also '/' (an id of the caller's)."""
+    also refuses whitespace-only strings; ``identifier`` refuses blanks, leading or trailing whitespace and
+    control characters but tab, newline and carriage return (a speaker); ``key`` also '/' (an id of the caller's)."""
 
     def __init__(
         self,

@@ -36,7 +36,10 @@ def parse_session_date(value: str, where: str) -> datetime:
 
 
 def conversation_from_record(record: dict) -> Conversation:
-    """One LoCoMo record (``{"sample_id", "conversation": {...}, ...}``) as a Conversation."""
+    """One LoCoMo record (``{"sample_id", "conversation": {...}, ...}``) as a Conversation.
+
+    Raises ``LocomoFormatError`` naming the field; a record with no turn at all is refused (it would
+    be reported ingested and leave no memory)."""
     sample_id = record.get("sample_id")
     if not isinstance(sample_id, str) or not sample_id:
         raise LocomoFormatError("sample_id: missing or not a string")
@@ -72,13 +75,16 @@ def conversation_from_record(record: dict) -> Conversation:
                     image_caption=turn.get("blip_caption") or None,
                 )
             )
+    if not out.messages:
+        raise LocomoFormatError(f"{sample_id}.conversation: no sessions (no session_N list with a turn)")
     return out
 
 
 def load_locomo(path: str | Path, conversations: list[str] | None = None) -> list[Conversation]:
     """Load a LoCoMo JSON file (a list of records), optionally only the named ``sample_id``s.
 
-    Raises ``FileNotFoundError``, ``LocomoFormatError`` (bad JSON or shape; unknown id).
+    Raises ``FileNotFoundError``, ``LocomoFormatError`` (bad JSON or shape; unknown or duplicate
+    sample_id; a conversation without a turn), before anything is ingested.
     """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -88,7 +94,13 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
         data = [data]
     if not isinstance(data, list):
         raise LocomoFormatError(f"{path}: expected a list of conversations")
-    records = {str(r.get("sample_id")): r for r in data if isinstance(r, dict)}
+    records: dict[str, dict] = {}
+    for record in data:
+        if isinstance(record, dict):
+            sample_id = str(record.get("sample_id"))
+            if sample_id in records:
+                raise LocomoFormatError(f"{path}: sample_id {sample_id!r} appears more than once")
+            records[sample_id] = record
     if not records:
         raise LocomoFormatError(f"{path}: holds no conversation")
     wanted = conversations or list(records)

@@ -42,6 +42,11 @@ def release_claim(store: GraphStore, memory_id: str) -> bool:
     return bool(rows and rows[0]["released"])
 
 
+def memory_exists(store: GraphStore, memory_id: str) -> bool:
+    """Whether ``memory_id`` holds dialogue or has an owner (a memory being written for the first time)."""
+    return bool(store.query("api/memory_has_turns", memory_id=memory_id)) or owner_of(store, memory_id) is not None
+
+
 def assign_memory(store: GraphStore, memory_id: str, tenant: str) -> None:
     """Make ``tenant`` the owner of ``memory_id`` (admin operation; replaces any owner)."""
     store.query("api/assign_memory", id=_owner_id(memory_id), memory_id=memory_id, tenant=tenant, created_at=utcnow())

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hypermem.errors import HypermemError
+from hypermem.model import VECTOR_INDEXES
 from hypermem.store import bm25, queries
 from hypermem.store.dialect import Dialect
 
@@ -125,6 +126,13 @@ class GraphStore(ABC):
         self._create_indexes(dimension)
         if not rows:
             self.query("schema/set_meta", embedding_model=embedding_model, dimension=dimension)
+
+    def missing_vector_indexes(self) -> list[str]:
+        """``"Label.property"`` of every vector index the schema needs and the engine lacks (empty when all
+        are there). After an embedded engine's restart they are recreated before serving; readiness
+        reports not-ready while any is missing."""
+        present = {(i["label"], i["property"]) for i in self.indexes() if i["type"] == "VECTOR"}
+        return [f"{label}.{prop}" for label, prop in VECTOR_INDEXES if (label, prop) not in present]
 
     def drop_vector_indexes(self) -> None:
         """Drop every vector index (``hypermem reindex``); one that is absent is skipped."""

@@ -22,6 +22,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from hypermem.model import LABELS
+from hypermem.store import queries
 from hypermem.store.base import GraphStore, StoreError
 from hypermem.store.dialect import FalkorDialect
 from hypermem.store.embedded import EmbeddedFalkorDB
@@ -99,29 +100,56 @@ class FalkorDBStore(GraphStore):
             old = self.db
             self._connect(self.server.restart())
             self.restarts += 1
+            self._restore_indexes()
             try:
                 old.connection.close()
             except (redis.RedisError, OSError):
                 pass
+
+    def _restore_indexes(self) -> None:
+        """Recreate any index of the recorded schema that the engine lacks (after a restart from its
+        append-only file); a store without a schema yet is left alone."""
+        result = self.graph.query(self.dialect.adapt(queries.load("schema/get_meta")))
+        dimensions = [row[1] for row in result.result_set]
+        if dimensions and dimensions[0] is not None:
+            created = self._create_indexes(int(dimensions[0]))
+            if created:
+                log.warning("recreated %d missing indexes after the FalkorDB restart", len(created))
 
     def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         if params and _has_nul(params):
             # The client inlines parameters into the query text, where NUL ends the string.
             raise ValueError("a parameter contains a NUL character")
         try:
-            result = self.graph.query(cypher, _compact_vectors(params) if params else None)
+            result = self._run(cypher, params)
+        except redis.ResponseError as exc:
+            if "db.idx." not in str(exc):
+                raise
+            # An index the statement needs is absent (not back after a restart): recreate, retry once.
+            self._restore_indexes()
+            try:
+                result = self._run(cypher, params)
+            except redis.ResponseError as again:
+                if "db.idx." not in str(again):
+                    raise
+                raise StoreError(f"a FalkorDB index is missing and could not be recreated: {again}") from again
+        columns = [column[1] for column in result.header]
+        return [dict(zip(columns, row)) for row in result.result_set]
+
+    def _run(self, cypher: str, params: dict[str, Any] | None) -> Any:
+        """One statement, restarting a dead server and retrying once (``StoreError`` if it dies twice)."""
+        try:
+            return self.graph.query(cypher, _compact_vectors(params) if params else None)
         except redis.ConnectionError as exc:
             self._recover(exc)
             try:
-                result = self.graph.query(cypher, params or None)
+                return self.graph.query(cypher, params or None)
             except redis.ConnectionError as again:
                 self._recover(again)
                 raise StoreError(
                     f"FalkorDB died twice running one statement and was restarted; see "
                     f"{self.server.data_dir / 'falkordb.log'}: {again}"
                 ) from again
-        columns = [column[1] for column in result.header]
-        return [dict(zip(columns, row)) for row in result.result_set]
 
     def _create_indexes(self, dimension: int) -> list[str]:
         created = []
