@@ -110,13 +110,15 @@ class GraphStore(ABC):
 
     # --- schema ----------------------------------------------------------------------------
     def ensure_schema(self, embedding_model: str, dimension: int) -> None:
-        """Create indexes and record the embedding model; refuse a different dimension.
+        """Create indexes and record the embedding model; refuse a different model or dimension.
 
-        Raises ``SchemaMismatch`` when the store was built with another dimension: mixing
-        vectors of two models would silently corrupt every vector search.
+        Raises ``SchemaMismatch`` when the store was built with another model or dimension: mixing
+        vectors of two models (even two of one dimension) would silently corrupt every vector search.
         """
         rows = self.query("schema/get_meta")
-        if rows and rows[0]["dimension"] is not None and int(rows[0]["dimension"]) != dimension:
+        if rows and rows[0]["dimension"] is not None and (
+            int(rows[0]["dimension"]) != dimension or rows[0]["embedding_model"] != embedding_model
+        ):
             raise SchemaMismatch(
                 f"store was built with {rows[0]['embedding_model']} ({rows[0]['dimension']} dimensions); "
                 f"the configured model {embedding_model} has {dimension}. Run `hypermem reindex` to re-embed it, "
