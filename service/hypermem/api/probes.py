@@ -40,8 +40,7 @@ def ready():
         abort(503, message="the graph store has no hypermem schema yet")
     if missing:
         abort(503, message=f"the graph store is missing its vector indexes on {', '.join(missing)}")
-    dimension = current.service.embedder.dimension
-    if meta["dimension"] is not None and int(meta["dimension"]) != dimension:
-        abort(503, message=f"the store holds {meta['embedding_model']} vectors ({meta['dimension']} dimensions); this "
-                           f"service embeds with {current.settings.embedding_model} ({dimension}): run `hypermem reindex`")  # fmt: skip
+    problem = store.schema_mismatch(meta, current.settings.embedding_model, current.service.embedder.dimension)
+    if problem:
+        abort(503, message=problem)
     return {"status": "ready", "engine": engine, "embedding_model": meta["embedding_model"]}

@@ -111,18 +111,16 @@ class GraphStore(ABC):
 
     # --- schema ----------------------------------------------------------------------------
     def ensure_schema(self, embedding_model: str, dimension: int) -> None:
-        """Create indexes and record the embedding model; refuse a different dimension.
+        """Create indexes and record the embedding model; refuse a different model or dimension.
 
-        Raises ``SchemaMismatch`` when the store was built with another dimension: mixing
-        vectors of two models would silently corrupt every vector search.
+        Raises ``SchemaMismatch`` (``schema_mismatch``'s message) when the store was built with another
+        model or dimension: mixing vectors of two models, even two of one dimension, would silently
+        corrupt every vector search.
         """
         rows = self.query("schema/get_meta")
-        if rows and rows[0]["dimension"] is not None and int(rows[0]["dimension"]) != dimension:
-            raise SchemaMismatch(
-                f"store was built with {rows[0]['embedding_model']} ({rows[0]['dimension']} dimensions); "
-                f"the configured model {embedding_model} has {dimension}. Run `hypermem reindex` to re-embed it, "
-                "or use another store."
-            )
+        problem = self.schema_mismatch(rows[0] if rows else None, embedding_model, dimension)
+        if problem:
+            raise SchemaMismatch(problem)
         self._create_indexes(dimension)
         if not rows:
             self.query("schema/set_meta", embedding_model=embedding_model, dimension=dimension)
@@ -133,6 +131,20 @@ class GraphStore(ABC):
         reports not-ready while any is missing."""
         present = {(i["label"], i["property"]) for i in self.indexes() if i["type"] == "VECTOR"}
         return [f"{label}.{prop}" for label, prop in VECTOR_INDEXES if (label, prop) not in present]
+
+    @staticmethod
+    def schema_mismatch(meta: dict[str, Any] | None, embedding_model: str, dimension: int) -> str | None:
+        """Why a store recorded as ``meta`` (``meta()``) cannot take ``embedding_model``'s vectors of
+        ``dimension``, naming both models and the way out; None when it can (or records nothing yet)."""
+        if not meta or meta["dimension"] is None:
+            return None
+        if int(meta["dimension"]) == dimension and meta["embedding_model"] == embedding_model:
+            return None
+        return (
+            f"store was built with {meta['embedding_model']} ({meta['dimension']} dimensions); the configured "
+            f"model is {embedding_model} ({dimension} dimensions). Run `hypermem reindex` to re-embed it, "
+            "or use another store."
+        )
 
     def drop_vector_indexes(self) -> None:
         """Drop every vector index (``hypermem reindex``); one that is absent is skipped."""
