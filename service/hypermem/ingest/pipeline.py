@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -27,9 +26,10 @@ import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.elements import ElementExtractor, TurnElements
+from hypermem.ingest.annotate import Annotation, Annotator
+from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.episodes import centroid, describe, episode_search_text
-from hypermem.ingest.facts import FactDraft, FactExtractor, LLMFactExtractor, TurnFactExtractor
+from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, FactExtractor, LLMFactExtractor, TurnFactExtractor
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.names import clean_name
 from hypermem.ingest.passages import PassageSplitter
@@ -115,7 +115,7 @@ class Ingestor:
         self.embedder = embedder
         self.llm = llm
         self.keywords = KeywordExtractor()
-        self.elements = ElementExtractor(settings.spacy_model)
+        self.annotator = Annotator(settings.spacy_model)
         turn_facts = TurnFactExtractor(self.keywords, PassageSplitter(embedder.count_tokens))
         self.segmenter: Segmenter
         self.fact_extractor: FactExtractor
@@ -138,17 +138,10 @@ class Ingestor:
         report = IngestReport(memory_id, llm=self.llm is not None)
         sessions = self._changed_sessions(memory_id, messages, report)
         if sessions:
-            # Both cores: onnxruntime releases the GIL, so the turn embedding runs on a thread while
-            # this one does the Python stages (spaCy NER, dates, per-turn keywords).
-            python_done = threading.Event()
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hypermem-embed") as pool:
-                embedded = pool.submit(self._embed_turns, sessions, python_done)
-                try:
-                    self._extract_elements(sessions)
-                    self._prime_keywords(sessions)
-                finally:
-                    python_done.set()
-                embedded.result()
+            # Both cores: NER, dates and keywords run in the worker process while this one embeds.
+            annotation = self._annotate(sessions)
+            self._embed_turns(sessions, annotation.done)
+            self._take_annotation(sessions, annotation)
             for session in sessions:
                 if session.turns:  # a session every turn moved out of is only cleared
                     self._build_episodes(memory_id, session)
@@ -198,35 +191,42 @@ class Ingestor:
         report.sessions_ingested = len(changed)
         return changed
 
-    def _embed_turns(self, sessions: list[_Session], python_done: threading.Event | None = None) -> None:
-        """Turn vectors, ``EMBED_CHUNK`` texts at a time: with one intra-op thread while the Python
-        stages still run beside it (two threads and them would fight for two cores), with every
-        core once ``python_done`` is set."""
+    def _embed_turns(self, sessions: list[_Session], others_done: Callable[[], bool] = lambda: True) -> None:
+        """Turn vectors, ``EMBED_CHUNK`` texts at a time: with one intra-op thread while the worker
+        process still annotates (two threads and it would fight for two cores), with every core once
+        ``others_done()``."""
         # Shortest first across all chunks, so each batch inside a chunk pads little.
         pending = sorted((t for s in sessions for t in s.turns if t.embedding is None), key=lambda t: len(t.text))
         texts = [f"{t.speaker}: {t.text}" for t in pending]
         for start in range(0, len(texts), EMBED_CHUNK):
-            beside = python_done is not None and not python_done.is_set()
-            vectors = self.embedder.encode(texts[start : start + EMBED_CHUNK], single_thread=beside)
+            vectors = self.embedder.encode(texts[start : start + EMBED_CHUNK], single_thread=not others_done())
             for turn, vector in zip(pending[start : start + EMBED_CHUNK], vectors):
                 turn.embedding = vector.tolist()
 
-    # --- stage 3: elements ---------------------------------------------------------------
-    def _extract_elements(self, sessions: list[_Session]) -> None:
+    # --- stage 3: elements (and the keywords of stage 4, computed ahead) ------------------
+    def _annotate(self, sessions: list[_Session]) -> Future[Annotation]:
+        """Start NER + dates over every turn and, on the no-LLM path, the per-turn keywords the fact
+        extractor will ask for (``hypermem.ingest.annotate``: in the worker process when large)."""
         turns = [t for s in sessions for t in s.turns]
-        speakers = frozenset(t.speaker for t in turns)
-        found = self.elements.extract(
-            [t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns], speakers
+        keyword_texts = (
+            self.fact_extractor.keyword_texts(turns) if isinstance(self.fact_extractor, TurnFactExtractor) else []
         )
+        return self.annotator.submit(
+            [t.text for t in turns],
+            [datetime.fromisoformat(t.timestamp) for t in turns],
+            frozenset(t.speaker for t in turns),
+            keyword_texts,
+            TURN_KEYWORDS,
+        )
+
+    def _take_annotation(self, sessions: list[_Session], pending: Future[Annotation]) -> None:
+        """Wait for the annotation; hand each session its turns' elements, and the keywords to the keyword cache."""
+        annotation = pending.result()
+        self.keywords.remember(annotation.keywords, TURN_KEYWORDS)
         offset = 0
         for session in sessions:
-            session.elements = found[offset : offset + len(session.turns)]
+            session.elements = annotation.elements[offset : offset + len(session.turns)]
             offset += len(session.turns)
-
-    def _prime_keywords(self, sessions: list[_Session]) -> None:
-        """Per-turn keywords, computed ahead (the no-LLM fact extractor asks for them)."""
-        if isinstance(self.fact_extractor, TurnFactExtractor):
-            self.fact_extractor.prime([t for s in sessions for t in s.turns])
 
     def _element_ids(self, memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
         """Elements of one turn keyed by node id: the speaker, named persons, locations and times."""
