@@ -313,6 +313,8 @@ def main() -> None:
             asked: list[tuple[str, Variant, list[str]]] = []  # (memory, variant, its source's questions)
             facts = turns = nodes = built = 0
             print(f"sources {','.join(wanted)}; {k} per memory; {len(groups)} template memories; probe {args.probe}")
+            print("template memories are ingested for real; the others replay a template's writes renamed and "
+                  "year-shifted, REUSING its vectors (not re-embedded); the probe ingest is real")  # fmt: skip
             print(f"{'memories':>8} {'facts':>9} {'turns':>9} {'nodes':>9} {'replay facts/s':>14} {'q p50 ms':>9} "
                   f"{'q p95 ms':>9} {'probe turns/s':>13} {'probe/embed':>11} {'server RSS MB':>13} "
                   f"{'bench RSS MB':>12} {'disk MB':>8}  load")  # fmt: skip
