@@ -89,17 +89,21 @@ def main() -> None:
     parser.add_argument("--data", default=str(DEFAULT_DATA))
     parser.add_argument("--conversation", action="append", help="sample_id (repeatable); default all")
     parser.add_argument("--store", help="store URL; default a temporary embedded FalkorDB")
+    parser.add_argument(
+        "--nice", type=int, default=0,
+        help="Settings.ingest_nice (default 0: ingest at the priority of the embedding it is compared with)",
+    )  # fmt: skip
     args = parser.parse_args()
 
     conversations = load_locomo(args.data, args.conversation)
     with tempfile.TemporaryDirectory(prefix="hypermem-bench-") as tmp:
-        settings = Settings(store=args.store or f"falkordb://{tmp}/db", llm_base_url=None)
+        settings = Settings(store=args.store or f"falkordb://{tmp}/db", llm_base_url=None, ingest_nice=args.nice)
         with MemoryService.open(settings, use_llm=False) as svc:
             svc.embedder.encode(["warm-up"])  # loads the embedding model
             ingestor = svc.ingestor  # loads spaCy and YAKE
             seconds = timed_stages(ingestor)
             calls = recorded_encode(svc.embedder)
-            print(f"before: {load()}")
+            print(f"before: {load()}; ingest nice {args.nice}")
             print(
                 f"{'conversation':<14}{'turns':>7}{'episodes':>10}{'facts':>7}{'topics':>8}{'hyperedges':>12}{'seconds':>9}{'turns/s':>9}"
             )

@@ -27,6 +27,7 @@ from datetime import datetime
 
 from hypermem.ingest.elements import ElementExtractor, TurnElements
 from hypermem.ingest.keywords import KeywordExtractor
+from hypermem.ingest.priority import lower_process_priority
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,9 @@ class Annotator:
     ``submit(...)`` returns a ``Future[Annotation]``; ``done()`` on it tells the caller when the
     worker's core is free again."""
 
-    def __init__(self, spacy_model: str):
+    def __init__(self, spacy_model: str, nice: int = 0):
         self.spacy_model = spacy_model
+        self.nice = nice  # the worker process's nice value (``hypermem.ingest.priority``)
 
     def submit(
         self,
@@ -81,7 +83,7 @@ class Annotator:
         args = (self.spacy_model, texts, bases, speakers, keyword_texts, keyword_count)
         if len(texts) >= WORKER_MIN_TEXTS:
             try:
-                return _fallback_on_break(_pool().submit(annotate, *args), lambda: annotate(*args))
+                return _fallback_on_break(_pool(self.nice).submit(annotate, *args), lambda: annotate(*args))
             except (BrokenProcessPool, RuntimeError) as exc:  # the pool broke before this call
                 log.warning("annotation worker unavailable (%s); annotating in-process", exc)
                 _reset_pool()
@@ -95,13 +97,18 @@ _executor: ProcessPoolExecutor | None = None
 _owner = 0  # the pid that started ``_executor`` (a forked child, e.g. a gunicorn worker, starts its own)
 
 
-def _pool() -> ProcessPoolExecutor:
-    """The one worker process, started on first use ("spawn": the parent holds onnxruntime and
-    database threads that a fork would copy half-alive)."""
+def _pool(nice: int) -> ProcessPoolExecutor:
+    """The one worker process, started on first use at nice value ``nice`` ("spawn": the parent holds
+    onnxruntime and database threads that a fork would copy half-alive)."""
     global _executor, _owner
     with _lock:
         if _executor is None or _owner != os.getpid():
-            _executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            _executor = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=lower_process_priority,
+                initargs=(nice,),
+            )
             _owner = os.getpid()
         return _executor
 

@@ -14,11 +14,12 @@ Incremental and idempotent by construction:
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -33,6 +34,7 @@ from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, FactExtractor, LLMFa
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.names import clean_name
 from hypermem.ingest.passages import PassageSplitter
+from hypermem.ingest.priority import lower_thread_priority
 from hypermem.ingest.propagation import propagate
 from hypermem.ingest.segment import DriftSegmenter, LLMSegmenter, Segmenter
 from hypermem.ingest.segments import Segment, SegmentMerger
@@ -115,7 +117,13 @@ class Ingestor:
         self.embedder = embedder
         self.llm = llm
         self.keywords = KeywordExtractor()
-        self.annotator = Annotator(settings.spacy_model)
+        self.annotator = Annotator(settings.spacy_model, settings.ingest_nice)
+        # The turn embedding's threads, at the ingest's nice value; one per core (data-parallel, each
+        # on the one-thread model: no intra-op threads that would keep the caller's priority).
+        self.embed_threads = os.cpu_count() or 1
+        self._embed_pool = ThreadPoolExecutor(
+            self.embed_threads, "hypermem-embed", initializer=lower_thread_priority, initargs=(settings.ingest_nice,)
+        )
         turn_facts = TurnFactExtractor(self.keywords, PassageSplitter(embedder.count_tokens))
         self.segmenter: Segmenter
         self.fact_extractor: FactExtractor
@@ -192,16 +200,24 @@ class Ingestor:
         return changed
 
     def _embed_turns(self, sessions: list[_Session], others_done: Callable[[], bool] = lambda: True) -> None:
-        """Turn vectors, ``EMBED_CHUNK`` texts at a time: with one intra-op thread while the worker
-        process still annotates (two threads and it would fight for two cores), with every core once
-        ``others_done()``."""
+        """Turn vectors, ``EMBED_CHUNK`` texts at a time on the ingest's embedding threads: one thread
+        while the annotation worker still runs (more would fight it for the cores), every core's
+        thread once ``others_done()``, each on an interleaved share of the chunk."""
         # Shortest first across all chunks, so each batch inside a chunk pads little.
         pending = sorted((t for s in sessions for t in s.turns if t.embedding is None), key=lambda t: len(t.text))
-        texts = [f"{t.speaker}: {t.text}" for t in pending]
-        for start in range(0, len(texts), EMBED_CHUNK):
-            vectors = self.embedder.encode(texts[start : start + EMBED_CHUNK], single_thread=not others_done())
-            for turn, vector in zip(pending[start : start + EMBED_CHUNK], vectors):
-                turn.embedding = vector.tolist()
+        for start in range(0, len(pending), EMBED_CHUNK):
+            chunk = pending[start : start + EMBED_CHUNK]
+            parts = self.embed_threads if others_done() else 1
+            shares = [chunk[i::parts] for i in range(parts)]
+            encoded = [
+                self._embed_pool.submit(
+                    self.embedder.encode, [f"{t.speaker}: {t.text}" for t in share], single_thread=True
+                )
+                for share in shares
+            ]
+            for share, vectors in zip(shares, encoded):
+                for turn, vector in zip(share, vectors.result()):
+                    turn.embedding = vector.tolist()
 
     # --- stage 3: elements (and the keywords of stage 4, computed ahead) ------------------
     def _annotate(self, sessions: list[_Session]) -> Future[Annotation]:
