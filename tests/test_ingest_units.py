@@ -11,6 +11,7 @@ import sys
 import threading
 from collections import Counter
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -251,6 +252,40 @@ def test_annotation_is_redone_in_process_when_the_worker_dies():
     failed.set_exception(ValueError("bad text"))
     with pytest.raises(ValueError, match="bad text"):
         out.result(timeout=5)
+
+
+def test_annotation_worker_exits_when_its_process_is_killed(tmp_path):
+    """A killed ingest (SIGKILL: no cleanup runs) leaves no annotation worker behind."""
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "start_worker.py"
+    script.write_text(
+        "import os, time\n"
+        "from hypermem.ingest import annotate\n"
+        "if __name__ == '__main__':\n"
+        "    print(annotate._pool(0).submit(os.getpid).result(), flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        worker = int(parent.stdout.readline())
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    stat = Path(f"/proc/{worker}/stat")
+    for _ in range(100):  # the worker checks its parent every second
+        try:
+            os.kill(worker, 0)
+            if stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                break  # exited, not yet reaped by whoever adopted it
+        except (ProcessLookupError, FileNotFoundError):
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError(f"annotation worker {worker} outlived its killed parent")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")

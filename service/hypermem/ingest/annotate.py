@@ -19,6 +19,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -106,11 +107,23 @@ def _pool(nice: int) -> ProcessPoolExecutor:
             _executor = ProcessPoolExecutor(
                 max_workers=1,
                 mp_context=multiprocessing.get_context("spawn"),
-                initializer=lower_process_priority,
-                initargs=(nice,),
+                initializer=_start_worker,
+                initargs=(nice, os.getpid()),
             )
             _owner = os.getpid()
         return _executor
+
+
+def _start_worker(nice: int, parent: int) -> None:
+    """In the worker: lower its priority, and exit when ``parent`` dies (a killed ingest leaves no orphan)."""
+    lower_process_priority(nice)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="hypermem-parent-watch", daemon=True).start()
 
 
 def _reset_pool() -> None:
