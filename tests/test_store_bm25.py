@@ -90,3 +90,23 @@ def test_speaker_names_count_as_terms():
     # df(alice) = 2 Alice documents + 1 text mention by Bob; both matches hold "alice" and "kite" once.
     assert set(ranked) == {"a", "b"}
     assert ranked["a"] > ranked["b"]  # "a" is shorter (3 terms vs 4)
+
+
+def test_fulltext_search_stays_in_its_memory_whatever_the_memory_id(tmp_path, embedder):
+    """The embedded engine narrows the full-text query to the memory inside its index (``@memory_id``
+    tokens, so 1,000 memories cost what one does); every allowed id shape still finds all of its own
+    nodes and none of another memory's, with the scores a lone memory gets."""
+    ids = ["a-the", "X_y.Z:1", "conv-26", "conv-26-b", "it", "2023", "m.1"]
+    settings = Settings(store=f"falkordb://{tmp_path}/db", llm_base_url=None)
+    with open_store(settings) as store:
+        store.ensure_schema(settings.embedding_model, embedder.dimension)
+        base = _rows(embedder, FIRST[:2], 0)
+        for memory in ids:
+            store.write("write/turns", [{**row, "memory_id": memory, "id": row["id"].replace(MEMORY, memory)}
+                                        for row in base])  # fmt: skip
+        expected = _expected(FIRST[:2])
+        for memory in ids:
+            hits = store.fulltext_search("Turn", memory, QUERY, 10)
+            assert {h.id: h.score for h in hits} == pytest.approx(
+                {k.replace(MEMORY, memory): v for k, v in expected.items()}, rel=1e-5
+            )

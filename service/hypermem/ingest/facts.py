@@ -66,10 +66,10 @@ class TurnFactExtractor:
         self.keywords = keywords or KeywordExtractor()
         self.splitter = splitter
 
-    def prime(self, turns: list[Turn]) -> None:
-        """Compute the keywords ``extract`` will ask for, ahead (the pipeline runs this beside the embedding)."""
-        short = [t for t in turns if self.splitter is None or not self.splitter.is_long(t.text)]
-        self.keywords.prime([prose_of(t.text) for t in short], TURN_KEYWORDS)
+    def keyword_texts(self, turns: list[Turn]) -> list[str]:
+        """The texts ``extract`` will ask ``TURN_KEYWORDS`` keywords of (the pipeline computes them ahead,
+        in the annotation worker, and hands them to ``self.keywords.remember``)."""
+        return [prose_of(t.text) for t in turns if self.splitter is None or not self.splitter.is_long(t.text)]
 
     def extract(self, turns: list[Turn], elements: list[TurnElements], previous: list[Turn | None]) -> list[FactDraft]:
         facts = []

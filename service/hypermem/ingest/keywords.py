@@ -43,8 +43,8 @@ class KeywordExtractor:
     """``top(text, n, exclude) -> list[str]``: the ``n`` best YAKE keyphrases (1-2 words), lowercase,
     deduplicated, without phrases containing a greeting or a word of ``exclude`` (e.g. speaker names).
 
-    Results are remembered (up to ``cache_size`` calls), so ``prime`` can compute them ahead, on
-    another thread, while the caller's thread waits on the embedding model.
+    Results are remembered (up to ``cache_size`` calls); ``remember`` takes results computed ahead in
+    another process (``hypermem.ingest.annotate``).
     """
 
     def __init__(self, max_ngram: int = 2, cache_size: int = 50_000):
@@ -52,10 +52,12 @@ class KeywordExtractor:
         self._cache: dict[tuple[str, int, frozenset[str]], list[str]] = {}
         self.cache_size = cache_size
 
-    def prime(self, texts: list[str], n: int = 5) -> None:
-        """Compute ``top(text, n)`` for each of ``texts`` now, so later calls are free."""
-        for text in texts:
-            self.top(text, n)
+    def remember(self, keywords: dict[str, list[str]], n: int) -> None:
+        """Take ``keywords[text]`` as ``top(text, n)``, computed elsewhere (the annotation worker)."""
+        for text, found in keywords.items():
+            if len(self._cache) >= self.cache_size:
+                self._cache.clear()
+            self._cache[(text, n, frozenset())] = list(found)
 
     def top(self, text: str, n: int = 5, exclude: frozenset[str] = frozenset()) -> list[str]:
         key = (text, n, exclude)

@@ -19,12 +19,12 @@ Incremental and idempotent by construction:
 from __future__ import annotations
 
 import logging
+import os
 import re
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -33,10 +33,12 @@ import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
+from hypermem.ingest.annotate import Annotation, Annotator
 from hypermem.ingest.elements import element_nodes
 from hypermem.ingest.episodes import centroid, describe
-from hypermem.ingest.facts import FactDraft, TurnFactExtractor
+from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
 from hypermem.ingest.plan import SessionBuild, StoredHypergraph, WritePlan, plan_write
+from hypermem.ingest.priority import lower_thread_priority
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.supersession import statement_family
 from hypermem.ingest.topics import TopicState
@@ -102,6 +104,13 @@ class Ingestor:
         self.store = store
         self.embedder = embedder
         self.stages = stages
+        self.annotator = Annotator(settings.spacy_model, settings.ingest_nice)
+        # The turn embedding's threads, at the ingest's nice value; one per core (data-parallel, each
+        # on the one-thread model: no intra-op threads that would keep the caller's priority).
+        self.embed_threads = os.cpu_count() or 1
+        self._embed_pool = ThreadPoolExecutor(
+            self.embed_threads, "hypermem-embed", initializer=lower_thread_priority, initargs=(settings.ingest_nice,)
+        )
 
     # --- entry point -------------------------------------------------------------------
     def ingest(self, memory_id: str, messages: list[Message], *, progress: Progress | None = None) -> IngestReport:
@@ -112,17 +121,10 @@ class Ingestor:
         report = IngestReport(memory_id, llm=self.stages.llm)
         sessions = self._changed_sessions(memory_id, messages, report)
         if sessions:
-            # Both cores: onnxruntime releases the GIL, so the turn embedding runs on a thread while
-            # this one does the Python stages (spaCy NER, dates, per-turn keywords).
-            python_done = threading.Event()
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hypermem-embed") as pool:
-                embedded = pool.submit(self._embed_turns, sessions, python_done)
-                try:
-                    self._extract_elements(sessions)
-                    self._prime_keywords(sessions)
-                finally:
-                    python_done.set()
-                embedded.result()
+            # Both cores: NER, dates and keywords run in the worker process while this one embeds.
+            annotation = self._annotate(sessions)
+            self._embed_turns(sessions, annotation.done)
+            self._take_annotation(sessions, annotation)
             for session in sessions:
                 if session.turns:  # a session every turn moved out of is only cleared
                     self._build_episodes(memory_id, session)
@@ -172,35 +174,52 @@ class Ingestor:
         report.sessions_ingested = len(changed)
         return changed
 
-    def _embed_turns(self, sessions: list[SessionBuild], python_done: threading.Event | None = None) -> None:
-        """Turn vectors, ``EMBED_CHUNK`` texts at a time: with one intra-op thread while the Python
-        stages still run beside it (two threads and them would fight for two cores), with every
-        core once ``python_done`` is set."""
+    def _embed_turns(self, sessions: list[SessionBuild], others_done: Callable[[], bool] = lambda: True) -> None:
+        """Turn vectors, ``EMBED_CHUNK`` texts at a time on the ingest's embedding threads: one thread
+        while the annotation worker still runs (more would fight it for the cores), every core's
+        thread once ``others_done()``, each on an interleaved share of the chunk."""
         # Shortest first across all chunks, so each batch inside a chunk pads little.
         pending = sorted((t for s in sessions for t in s.turns if t.embedding is None), key=lambda t: len(t.text))
-        texts = [f"{t.speaker}: {t.text}" for t in pending]
-        for start in range(0, len(texts), EMBED_CHUNK):
-            beside = python_done is not None and not python_done.is_set()
-            vectors = self.embedder.encode(texts[start : start + EMBED_CHUNK], single_thread=beside)
-            for turn, vector in zip(pending[start : start + EMBED_CHUNK], vectors):
-                turn.embedding = vector.tolist()
+        for start in range(0, len(pending), EMBED_CHUNK):
+            chunk = pending[start : start + EMBED_CHUNK]
+            parts = self.embed_threads if others_done() else 1
+            shares = [chunk[i::parts] for i in range(parts)]
+            encoded = [
+                self._embed_pool.submit(
+                    self.embedder.encode, [f"{t.speaker}: {t.text}" for t in share], single_thread=True
+                )
+                for share in shares
+            ]
+            for share, vectors in zip(shares, encoded):
+                for turn, vector in zip(share, vectors.result()):
+                    turn.embedding = vector.tolist()
 
-    # --- stage 2: elements ---------------------------------------------------------------
-    def _extract_elements(self, sessions: list[SessionBuild]) -> None:
+    # --- stage 2: elements (and the keywords of stage 4, computed ahead) ------------------
+    def _annotate(self, sessions: list[SessionBuild]) -> Future[Annotation]:
+        """Start NER + dates over every turn and, on the no-LLM path, the per-turn keywords the fact
+        extractor will ask for (``hypermem.ingest.annotate``: in the worker process when large)."""
         turns = [t for s in sessions for t in s.turns]
-        speakers = frozenset(t.speaker for t in turns)
-        found = self.stages.elements.extract(
-            [t.text for t in turns], [datetime.fromisoformat(t.timestamp) for t in turns], speakers
+        keyword_texts = (
+            self.stages.fact_extractor.keyword_texts(turns)
+            if isinstance(self.stages.fact_extractor, TurnFactExtractor)
+            else []
         )
+        return self.annotator.submit(
+            [t.text for t in turns],
+            [datetime.fromisoformat(t.timestamp) for t in turns],
+            frozenset(t.speaker for t in turns),
+            keyword_texts,
+            TURN_KEYWORDS,
+        )
+
+    def _take_annotation(self, sessions: list[SessionBuild], pending: Future[Annotation]) -> None:
+        """Wait for the annotation; hand each session its turns' elements, and the keywords to the keyword cache."""
+        annotation = pending.result()
+        self.stages.keywords.remember(annotation.keywords, TURN_KEYWORDS)
         offset = 0
         for session in sessions:
-            session.elements = found[offset : offset + len(session.turns)]
+            session.elements = annotation.elements[offset : offset + len(session.turns)]
             offset += len(session.turns)
-
-    def _prime_keywords(self, sessions: list[SessionBuild]) -> None:
-        """Per-turn keywords, computed ahead (the no-LLM fact extractor asks for them)."""
-        if isinstance(self.stages.fact_extractor, TurnFactExtractor):
-            self.stages.fact_extractor.prime([t for s in sessions for t in s.turns])
 
     # --- stage 3: episodes ---------------------------------------------------------------
     def _build_episodes(self, memory_id: str, session: SessionBuild) -> None:

@@ -238,7 +238,11 @@ class GraphStore(ABC):
             self._ranking_cache.clear()
         matches = self.run_cypher(
             self.dialect.fulltext(label),
-            {"text": self.dialect.fulltext_text(words), "memory_id": memory_id, "limit": MAX_FULLTEXT_MATCHES},
+            {
+                "text": self.dialect.fulltext_text(words, memory_id),
+                "memory_id": memory_id,
+                "limit": MAX_FULLTEXT_MATCHES,
+            },
         )
         ranked = bm25.score(text, matches, self._corpus_stats(label, memory_id))
         self._ranking_cache[key] = (time.monotonic(), ranked)

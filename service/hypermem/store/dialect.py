@@ -14,9 +14,12 @@ both engines.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 
 from hypermem.model import LABELS, SEARCH_LABELS, VECTOR_INDEXES
+
+_MEMORY_TOKEN = re.compile(r"[a-z0-9_]+")  # RediSearch's tokens of a memory id (model.MEMORY_ID_PATTERN)
 
 
 def _checked_label(label: str, allowed=SEARCH_LABELS) -> str:
@@ -65,8 +68,9 @@ class Dialect(ABC):
         """``CALL`` of the full-text index yielding ``node, score`` (param ``text``)."""
 
     @abstractmethod
-    def fulltext_text(self, terms: list[str]) -> str:
-        """Join safe words (from ``hypermem.store.bm25.query_words``) into this engine's OR query."""
+    def fulltext_text(self, terms: list[str], memory_id: str) -> str:
+        """Join safe words (from ``hypermem.store.bm25.query_words``) into this engine's OR query over
+        ``text``; an engine whose index also holds ``memory_id`` narrows the query to that memory."""
 
     def vector_ann(self, label: str, prop: str) -> str:
         """ANN query. Params: vector, kk (oversampled k), memory_id, k. Returns id, score (cosine)."""
@@ -126,6 +130,10 @@ class FalkorDialect(Dialect):
             )
         for label in SEARCH_LABELS:
             statements.append(f"CREATE FULLTEXT INDEX FOR (n:{label}) ON (n.text)")
+            # The memory's words in the same index: a search intersects with them inside RediSearch,
+            # so its cost follows the memory's size, not the store's (1,000 memories in one store).
+            # Added to an existing index as its own statement (FalkorDB then indexes the nodes it holds).
+            statements.append(f"CREATE FULLTEXT INDEX FOR (n:{label}) ON (n.memory_id)")
         return statements
 
     def vector_drop_statements(self) -> list[str]:
@@ -143,9 +151,13 @@ class FalkorDialect(Dialect):
     def _fulltext_call(self, label: str) -> str:
         return f"CALL db.idx.fulltext.queryNodes('{label}', $text) YIELD node, score"
 
-    def fulltext_text(self, terms: list[str]) -> str:
-        # RediSearch ANDs bare words; '|' makes it an OR like Lucene.
-        return "|".join(terms)
+    def fulltext_text(self, terms: list[str], memory_id: str) -> str:
+        # RediSearch ANDs bare words and fields; '|' makes the words an OR like Lucene. The memory
+        # clause is the id's RediSearch tokens (it splits on punctuation, keeps '_'), so it matches
+        # every node of the memory and few others (queries filter on memory_id exactly afterwards).
+        words = f"@text:({'|'.join(terms)})"
+        scope = _MEMORY_TOKEN.findall(memory_id.lower())
+        return f"@memory_id:({' '.join(scope)}) {words}" if scope else words
 
 
 #: Lucene's ``english`` analyzer (Porter stemming, English stop words): Neo4j's full-text score is then BM25
@@ -207,6 +219,7 @@ class Neo4jDialect(Dialect):
     def _fulltext_call(self, label: str) -> str:
         return f"CALL db.index.fulltext.queryNodes('{self.fulltext_index_name(label)}', $text) YIELD node, score"
 
-    def fulltext_text(self, terms: list[str]) -> str:
+    def fulltext_text(self, terms: list[str], memory_id: str) -> str:
         # Terms are letters and digits only; lowercase keeps AND/OR/NOT from being operators.
+        # The Lucene index holds text only: the memory filter follows in the query.
         return " OR ".join(terms)

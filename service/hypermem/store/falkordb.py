@@ -31,16 +31,6 @@ log = logging.getLogger(__name__)
 _ALREADY = ("already indexed", "already exists", "already has")
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(isinstance(v, (str, dict, list, tuple)) and _has_nul(v) for v in value)
-    return False
-
-
 class _Literal:
     """Text the client puts into the query as-is: it falls back to ``str(value)`` for unknown types."""
 
@@ -54,18 +44,25 @@ class _Literal:
 
 
 _VECTOR_MIN = 16  # a float list at least this long is a vector
+_FLOAT_9G = "{:.9g}".format
 
 
-def _compact_vectors(value: Any) -> Any:
-    """``value`` with every float list written as ``%.9g`` text: exact for float32 (9 significant
-    digits round-trip it), 35% shorter than Python's ``repr`` and 3.5x cheaper to format than the
-    client's per-float path (``bench/bench_store_write.py``)."""
+def _client_params(value: Any) -> Any:
+    """``value`` ready for the client, in one pass: every float list written as ``%.9g`` text (exact
+    for float32, 9 significant digits round-trip it; 35% shorter than Python's ``repr`` and 3.5x
+    cheaper to format than the client's per-float path, ``bench/bench_store_write.py``). Raises
+    ``ValueError`` on a NUL character: the client inlines parameters into the query text, where NUL
+    ends the string. Vectors are not searched for NUL (floats hold none)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError("a parameter contains a NUL character")
+        return value
     if isinstance(value, dict):
-        return {k: _compact_vectors(v) for k, v in value.items()}
+        return {_client_params(k): _client_params(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        if len(value) >= _VECTOR_MIN and all(type(x) is float for x in value):
-            return _Literal("[" + ",".join([f"{x:.9g}" for x in value]) + "]")
-        return [_compact_vectors(v) for v in value]
+        if len(value) >= _VECTOR_MIN and type(value[0]) is float and set(map(type, value)) == {float}:
+            return _Literal("[" + ",".join(map(_FLOAT_9G, value)) + "]")
+        return [_client_params(v) for v in value]
     return value
 
 
@@ -117,18 +114,16 @@ class FalkorDBStore(GraphStore):
                 log.warning("recreated %d missing indexes after the FalkorDB restart", len(created))
 
     def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        if params and _has_nul(params):
-            # The client inlines parameters into the query text, where NUL ends the string.
-            raise ValueError("a parameter contains a NUL character")
+        prepared = _client_params(params) if params else None
         try:
-            result = self._run(cypher, params)
+            result = self._run(cypher, prepared)
         except redis.ResponseError as exc:
             if "db.idx." not in str(exc):
                 raise
             # An index the statement needs is absent (not back after a restart): recreate, retry once.
             self._restore_indexes()
             try:
-                result = self._run(cypher, params)
+                result = self._run(cypher, prepared)
             except redis.ResponseError as again:
                 if "db.idx." not in str(again):
                     raise
@@ -137,13 +132,14 @@ class FalkorDBStore(GraphStore):
         return [dict(zip(columns, row)) for row in result.result_set]
 
     def _run(self, cypher: str, params: dict[str, Any] | None) -> Any:
-        """One statement, restarting a dead server and retrying once (``StoreError`` if it dies twice)."""
+        """One statement with client-ready ``params`` (``_client_params``), restarting a dead server and
+        retrying once (``StoreError`` if it dies twice)."""
         try:
-            return self.graph.query(cypher, _compact_vectors(params) if params else None)
+            return self.graph.query(cypher, params)
         except redis.ConnectionError as exc:
             self._recover(exc)
             try:
-                return self.graph.query(cypher, params or None)
+                return self.graph.query(cypher, params)
             except redis.ConnectionError as again:
                 self._recover(again)
                 raise StoreError(
