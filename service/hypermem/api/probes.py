@@ -38,9 +38,9 @@ def ready():
         abort(503, message=f"the graph store is not reachable: {type(exc).__name__}: {exc}")
     if not meta:
         abort(503, message="the graph store has no hypermem schema yet")
+    problem = store.schema_mismatch(meta, current.settings.embedding_model, current.service.embedder.dimension)
+    if problem:  # before the indexes: a store of another model needs a reindex, not just its indexes back
+        abort(503, message=problem)
     if missing:
         abort(503, message=f"the graph store is missing its vector indexes on {', '.join(missing)}")
-    problem = store.schema_mismatch(meta, current.settings.embedding_model, current.service.embedder.dimension)
-    if problem:
-        abort(503, message=problem)
     return {"status": "ready", "engine": engine, "embedding_model": meta["embedding_model"]}
