@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from hypermem.config import Settings
 from hypermem.dates import DateResolver
 from hypermem.embed import Embedder
+from hypermem.ingest.annotate import Annotator
 from hypermem.ingest.boundaries import DriftSegmenter, LLMSegmenter, Segmenter
-from hypermem.ingest.elements import ElementExtractor
 from hypermem.ingest.facts import FactExtractor, LLMFactExtractor, TurnFactExtractor
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.passages import PassageSplitter
@@ -42,10 +42,11 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class IngestStages:
     """The ingest stages. ``keywords`` (YAKE, cached) is shared by the turn facts, episode titles and topic
-    titles; ``elements`` is spaCy NER + dates on both paths; ``llm`` says whether any stage asks an LLM."""
+    titles; ``annotator`` runs spaCy NER + dates (and the per-turn keywords) on both paths, in the
+    annotation worker process for large ingests; ``llm`` says whether any stage asks an LLM."""
 
     keywords: KeywordExtractor
-    elements: ElementExtractor
+    annotator: Annotator
     segmenter: Segmenter
     fact_extractor: FactExtractor
     topic_assigner: TopicAssigner
@@ -63,18 +64,19 @@ class RetrievalStages:
 
 def ingest_stages(settings: Settings, embedder: Embedder, llm: CompletionClient | None = None) -> IngestStages:
     """The ingest stages for ``settings``: the LLM ones with ``llm`` (an ``LLMClient``), else the no-LLM ones.
-    ``embedder`` counts tokens for the passages of long turns. Loads spaCy (``settings.spacy_model``)."""
+    ``embedder`` counts tokens for the passages of long turns. spaCy (``settings.spacy_model``) loads on the
+    first annotation, in the worker process or in this one."""
     keywords = KeywordExtractor()
-    elements = ElementExtractor(settings.spacy_model)
+    annotator = Annotator(settings.spacy_model, settings.ingest_nice)
     turn_facts = TurnFactExtractor(keywords, PassageSplitter(embedder.count_tokens))
     if llm is None:
         log.info("no LLM configured: ingest runs the no-LLM path (embeddings, NER, dateparser, YAKE)")
         return IngestStages(
-            keywords, elements, DriftSegmenter(), turn_facts, CentroidTopicAssigner(settings.topic_join_similarity)
+            keywords, annotator, DriftSegmenter(), turn_facts, CentroidTopicAssigner(settings.topic_join_similarity)
         )
     return IngestStages(
         keywords,
-        elements,
+        annotator,
         LLMSegmenter(llm),
         LLMFactExtractor(llm, turn_facts),
         LLMTopicAssigner(llm, settings.topic_join_similarity),

@@ -33,7 +33,7 @@ import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.annotate import Annotation, Annotator
+from hypermem.ingest.annotate import Annotation
 from hypermem.ingest.elements import element_nodes
 from hypermem.ingest.episodes import centroid, describe
 from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
@@ -104,7 +104,6 @@ class Ingestor:
         self.store = store
         self.embedder = embedder
         self.stages = stages
-        self.annotator = Annotator(settings.spacy_model, settings.ingest_nice)
         # The turn embedding's threads, at the ingest's nice value; one per core (data-parallel, each
         # on the one-thread model: no intra-op threads that would keep the caller's priority).
         self.embed_threads = os.cpu_count() or 1
@@ -204,7 +203,7 @@ class Ingestor:
             if isinstance(self.stages.fact_extractor, TurnFactExtractor)
             else []
         )
-        return self.annotator.submit(
+        return self.stages.annotator.submit(
             [t.text for t in turns],
             [datetime.fromisoformat(t.timestamp) for t in turns],
             frozenset(t.speaker for t in turns),
