@@ -344,9 +344,10 @@ class Retriever:
                 memory_id, text, vector, [source for source, _ in hierarchy.values()], persons
             )
             logits = self.turn_ranker.score(rows)
+            probability = self.turn_ranker.probability(logits)
             order = sorted(range(len(candidates)), key=lambda i: -logits[i])[: 2 * cfg.turn_budget]
-            # score: P(evidence) = sigmoid(logit); the step shows the logit's parts
-            scored = [(candidates[i], float(1 / (1 + np.exp(-logits[i]))),
+            # score: P(evidence); the step shows the logit's parts
+            scored = [(candidates[i], float(probability[i]),
                        {"logit": round(float(logits[i]), 4), "ranker": self.turn_ranker.contributions(rows[i])})
                       for i in order]  # fmt: skip
         else:

@@ -154,6 +154,11 @@ class TurnRankerModel:
         """Logits, one per row of ``features`` (rows × ``FEATURES``)."""
         return self.bias + features @ self.vector
 
+    @staticmethod
+    def probability(logits: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """P(evidence) of each logit: the logistic function 1 / (1 + e^-logit)."""
+        return 1.0 / (1.0 + np.exp(-logits))
+
     def contributions(self, row: npt.NDArray[np.float64]) -> dict[str, float]:
         """``{feature: weight × value}`` of one row, the non-zero ones: the explanation of a turn's score."""
         return {name: round(float(w * v), 4) for name, w, v in zip(FEATURES, self.vector, row) if w * v}
