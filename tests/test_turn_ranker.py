@@ -95,10 +95,16 @@ def test_fit_refuses_one_class_and_bad_shapes():
 def test_contributions_explain_the_score():
     row = np.arange(len(FEATURES), dtype=float) / 10
     parts = DEFAULT_MODEL.contributions(row)
-    assert DEFAULT_MODEL.bias + sum(parts.values()) == pytest.approx(
-        float(DEFAULT_MODEL.score(row[None, :])[0]), abs=1e-3
-    )
+    assert parts["bias"] == pytest.approx(DEFAULT_MODEL.bias, abs=1e-4)
+    assert sum(parts.values()) == pytest.approx(float(DEFAULT_MODEL.score(row[None, :])[0]), abs=1e-3)
     assert "hierarchy" not in parts  # a zero feature contributes nothing and is not shown
+
+
+def test_probability_is_the_logistic_function_and_never_overflows():
+    logits = np.array([-1e6, -2.0, 0.0, 2.0, 1e6])
+    with np.errstate(all="raise"):
+        p = TurnRankerModel.probability(logits)
+    assert p.tolist() == pytest.approx([0.0, 1 / (1 + math.exp(2)), 0.5, 1 / (1 + math.exp(-2)), 1.0])
 
 
 def test_weights_files(tmp_path):
@@ -120,6 +126,7 @@ def test_weights_files(tmp_path):
         ({**DEFAULT_MODEL.weights, "asks": float("nan")}, r"weights\.asks: must be a finite number"),
         ({**DEFAULT_MODEL.weights, "hierarchy": -50.0}, r"weights\.hierarchy: a rank weight must be >= 0"),
         ([1, 2], "weights: must be an object"),
+        ({**DEFAULT_MODEL.weights, "length": 1e308}, r"weights\.length: must be within"),
     ]:
         bad.write_text(json.dumps({"bias": 0.0, "weights": weights}))
         with pytest.raises(TurnRankerModelError, match=message):

@@ -394,7 +394,7 @@ def eval_cv(
     ),
     out: str = typer.Option(..., "--out", help="Directory for cv.json and cv.md."),
 ) -> None:
-    """Cross-validation: tune a small grid of search settings on training conversations, report held-out ones.
+    """Cross-validation: fit the turn ranker on the training conversations of each fold, report the held-out ones.
 
     Prints per-fold choices and test numbers, the pooled test recall, the standalone baselines and the
     contribution of each HyperMem/HingeMem part on held-out folds. Ingests conversations not in the store yet.

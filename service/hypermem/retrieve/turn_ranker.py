@@ -44,6 +44,7 @@ from hypermem.store import bm25
 
 RR_K = 10  # reciprocal-rank constant of the rank features
 LENGTH_CAP = 1000  # characters; a longer turn's passages carry the rest
+MAX_WEIGHT = 1e4  # a fitted weight is below 100; this bound keeps every logit finite
 NEIGHBOR_SOURCES = 10  # the neighbours of the hierarchy's best turns join the candidates
 
 RANK_FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy")
@@ -145,6 +146,8 @@ class TurnRankerModel:
             where = "bias" if name == "bias" else f"weights.{name}"
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"{where}: must be a finite number, not {value!r}")
+            if abs(value) > MAX_WEIGHT:
+                raise ValueError(f"{where}: must be within ±{MAX_WEIGHT:g} (a logit must stay finite), not {value!r}")
 
     @property
     def vector(self) -> npt.NDArray[np.float64]:
@@ -156,12 +159,14 @@ class TurnRankerModel:
 
     @staticmethod
     def probability(logits: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """P(evidence) of each logit: the logistic function 1 / (1 + e^-logit)."""
-        return 1.0 / (1.0 + np.exp(-logits))
+        """P(evidence) of each logit: the logistic function 1 / (1 + e^-logit), in its overflow-free tanh form."""
+        return 0.5 * (1.0 + np.tanh(0.5 * logits))
 
     def contributions(self, row: npt.NDArray[np.float64]) -> dict[str, float]:
-        """``{feature: weight × value}`` of one row, the non-zero ones: the explanation of a turn's score."""
-        return {name: round(float(w * v), 4) for name, w, v in zip(FEATURES, self.vector, row) if w * v}
+        """``{"bias": bias, feature: weight × value, ...}`` of one row, the non-zero features only: the parts that
+        add up to the turn's logit (its explanation)."""
+        parts = {name: round(float(w * v), 4) for name, w, v in zip(FEATURES, self.vector, row) if w * v}
+        return {"bias": round(self.bias, 4), **parts}
 
     def as_dict(self) -> dict:
         return {"bias": self.bias, "weights": dict(self.weights)}
