@@ -118,8 +118,9 @@ def test_at_a_tight_budget_hypermem_recalls_at_least_what_dense_over_turns_recal
     for question, gold in PARAPHRASES:
         vector = codechat.embedder.encode_one(question)
         dense = [h.id.rsplit("/", 1)[-1] for h in codechat.store.vector_search("Turn", MEMORY, vector, budget)]
-        returned = [t.dia_id for t in codechat.query(MEMORY, question, turn_budget=budget).turns]
-        assert len(returned) <= budget
+        # fixed stopping: exactly as many turns as dense gets (adaptive stopping averages the budget, per query it varies)
+        returned = [t.dia_id for t in codechat.query(MEMORY, question, turn_budget=budget, stopping="fixed").turns]
+        assert len(returned) == budget
         dense_hits += gold in dense
         hypermem_hits += gold in returned
     assert dense_hits >= 3  # the premise: dense search over turns gets most of them

@@ -117,9 +117,32 @@ def test_fact_scores_are_rrf_plus_parent_term(ask):
 
 
 # --- stopping ------------------------------------------------------------------------------------------------
+# With the learned turn ranker (the default), adaptive stopping cuts on the candidates' P(evidence); the HingeMem
+# rules (80% of best, elbow, first confident hit) cut the fact ranking of the RRF turn ranker.
+@pytest.mark.parametrize("question", ["When did Nadia run the half marathon?",
+                                      "How many times did Nadia and Omar talk about pottery?"])  # fmt: skip
+@pytest.mark.parametrize("budget", [3, 8])
+def test_learned_ranker_stops_at_the_evidence_share(ask, hm_service, hm_ingested, question, budget):
+    result = ask(question, turn_budget=budget)
+    _, rows = hm_service.retriever.turn_features(hm_ingested.memory_id, question, turn_budget=budget)
+    model = hm_service.retriever.turn_ranker
+    probability = model.probability(model.score(rows))
+    stop = result.stop
+    assert stop.rule.startswith("evidence-share")
+    assert stop.considered == len(probability)
+    assert stop.threshold == pytest.approx(1 / (model.share_scale * budget), abs=1e-6)
+    natural = int((probability / probability.sum() >= 1 / (model.share_scale * budget)).sum())
+    low, high = max(1, -(-budget // 2)), int(1.75 * budget)
+    assert stop.cut_at == min(len(probability), max(low, min(high, natural)))
+    assert stop.rule.endswith(f"(floor {low})") == (natural < low)
+    assert len(result.turns) == stop.cut_at  # the cut is the number of turns read
+
+
 def test_precision_query_stops_at_80_percent_of_best(ask):
-    full = ask("When did Nadia run the half marathon?", stopping="fixed", turn_budget=200, min_facts=1)
-    cut_result = ask("When did Nadia run the half marathon?", min_facts=1)
+    full = ask(
+        "When did Nadia run the half marathon?", stopping="fixed", turn_budget=200, min_facts=1, turn_ranker="rrf"
+    )
+    cut_result = ask("When did Nadia run the half marathon?", min_facts=1, turn_ranker="rrf")
     stop = cut_result.stop
     assert (stop.query_type, stop.rule) == ("precision", "80%-of-best")
     scores = [f.score for f in full.facts]
@@ -132,24 +155,24 @@ def test_precision_query_stops_at_80_percent_of_best(ask):
 
 def test_recall_query_stops_at_the_elbow(ask):
     question = "How many times did Nadia and Omar talk about pottery?"
-    full = ask(question, stopping="fixed", turn_budget=200, min_facts=1)
-    result = ask(question, min_facts=1)
+    full = ask(question, stopping="fixed", turn_budget=200, min_facts=1, turn_ranker="rrf")
+    result = ask(question, min_facts=1, turn_ranker="rrf")
     assert (result.stop.query_type, result.stop.rule) == ("recall", "elbow")
     assert result.stop.cut_at == elbow([f.score for f in full.facts])
 
 
 def test_stopping_floor_keeps_at_least_min_facts(ask):
     question = "When did Nadia run the half marathon?"
-    bare = ask(question, min_facts=1).stop
-    floored = ask(question).stop  # default min_facts = 8
+    bare = ask(question, min_facts=1, turn_ranker="rrf").stop
+    floored = ask(question, turn_ranker="rrf").stop  # default min_facts = 8
     assert floored.cut_at == max(bare.cut_at, min(8, floored.considered))
     assert floored.rule == bare.rule + (" (floor 8)" if bare.cut_at < 8 else "")
-    tight = ask(question, min_facts=1, turn_budget=200, stopping="fixed").stop
+    tight = ask(question, min_facts=1, turn_budget=200, stopping="fixed", turn_ranker="rrf").stop
     assert tight.cut_at == tight.considered  # fixed mode ignores the floor and keeps up to the budget
 
 
 def test_judgment_query_stops_at_first_confident_hit(ask):
-    result = ask("Did Nadia move to Berlin for a new job?", min_facts=1)
+    result = ask("Did Nadia move to Berlin for a new job?", min_facts=1, turn_ranker="rrf")
     stop = result.stop
     assert stop.query_type == "judgment"
     if stop.rule == "first-confident-hit":

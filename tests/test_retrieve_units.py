@@ -10,7 +10,7 @@ from hypermem.config import Settings
 from hypermem.retrieve.analysis import classify
 from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.fusion import rrf
-from hypermem.retrieve.stopping import cut, elbow
+from hypermem.retrieve.stopping import cut, elbow, evidence_share_cut, share_bounds
 from hypermem.store import Hit
 
 
@@ -66,6 +66,22 @@ def test_judgment_stops_at_the_first_confident_hit():
     # no confident hit: the precision rule
     fallback = cut([0.05, 0.045, 0.03], "judgment", confidence=[0.1, 0.2, 0.3], confident=0.6)
     assert (fallback.rule, fallback.cut_at) == ("80%-of-best", 2)
+
+
+def test_evidence_share_keeps_the_turns_holding_their_share_of_the_evidence():
+    # shares of the total 2.0: 0.4, 0.25, 0.15, 0.1, 0.05, 0.05; threshold 1 / (2.5 * 4) = 0.1 keeps four
+    probability = [0.8, 0.5, 0.3, 0.2, 0.1, 0.1]
+    stop = evidence_share_cut(probability, "precision", budget=4, scale=2.5)
+    assert (stop.rule, stop.cut_at, stop.considered, stop.threshold) == ("evidence-share", 4, 6, 0.1)
+    # one clear answer: the floor of half the budget decides, and says so
+    clear = evidence_share_cut([0.99, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01], "precision", budget=4, scale=2.5)
+    assert (clear.rule, clear.cut_at) == ("evidence-share (floor 2)", 2)
+    # evidence spread thin over many turns: the cap of 1.75 x the budget decides
+    spread = evidence_share_cut([0.1] * 40, "recall", budget=8, scale=6.0)
+    assert (spread.rule, spread.cut_at) == ("evidence-share (cap 14)", 14)
+    assert evidence_share_cut([0.5, 0.5], "recall", budget=8, scale=6.0).cut_at == 2  # never more than there are
+    assert evidence_share_cut([], "recall", budget=8, scale=6.0).rule == "empty"
+    assert share_bounds(8) == (4, 14) and share_bounds(1) == (1, 1) and share_bounds(5) == (3, 8)
 
 
 def test_fixed_and_empty():

@@ -28,7 +28,8 @@ def _column(rows: np.ndarray, name: str) -> list[float]:
 
 
 def test_features_by_hand():
-    lists = TurnLists(hierarchy=["t2"], turn_bm25=["t3", "t2"], turn_dense=["t1"], fact_bm25=[], fact_dense=["t2"])
+    lists = TurnLists(hierarchy=["t2"], turn_bm25=["t3", "t2"], turn_dense=["t1"], fact_bm25=["t1"], fact_dense=["t2"],
+                      turn_bm25_scores={"t3": 4.0, "t2": 1.0}, fact_bm25_scores={"t1": 2.5})  # fmt: skip
     turns = {
         "t1": TurnFacts("Ana", "Are you coming to the lake?", None, "t2", "", "I went to the lake last week with Bo."),
         "t2": TurnFacts(
@@ -43,6 +44,7 @@ def test_features_by_hand():
     assert _column(rows, "hierarchy") == [round(1 / (RR_K + 1), 6), 0.0, 0.0]
     assert _column(rows, "turn_bm25") == [round(1 / (RR_K + 2), 6), round(1 / (RR_K + 1), 6), 0.0]
     assert _column(rows, "fact_dense") == [round(1 / (RR_K + 1), 6), 0.0, 0.0]
+    assert _column(rows, "fact_bm25") == [0.0, 0.0, round(1 / (RR_K + 1), 6)]
     # t1 and t3 sit next to t2, the hierarchy's first turn
     assert _column(rows, "neighbor_hierarchy") == [0.0, round(1 / (RR_K + 1), 6), round(1 / (RR_K + 1), 6)]
     assert _column(rows, "speaker_named") == [1.0, 0.0, 0.0]
@@ -54,6 +56,9 @@ def test_features_by_hand():
     assert _column(rows, "window_coverage") == [0.4, 0.4, 0.4]
     assert _column(rows, "mentions_time") == [1.0, 0.0, 0.0]
     assert _column(rows, "when_mentions_time") == [1.0, 0.0, 0.0]
+    # BM25 scores relative to the leg's best: t3 is the best turn match, t1 the only fact match
+    assert _column(rows, "turn_bm25_relative") == [0.25, 1.0, 0.0]
+    assert _column(rows, "fact_bm25_relative") == [0.0, 0.0, 1.0]
     not_when = feature_matrix("Who went to the lake?", candidates, lists, turns, [])
     assert _column(not_when, "when_mentions_time") == [0.0, 0.0, 0.0]
     assert _column(not_when, "speaker_named") == [0.0, 0.0, 0.0]
@@ -128,9 +133,19 @@ def test_weights_files(tmp_path):
         ([1, 2], "weights: must be an object"),
         ({**DEFAULT_MODEL.weights, "length": 1e308}, r"weights\.length: must be within"),
     ]:
-        bad.write_text(json.dumps({"bias": 0.0, "weights": weights}))
+        bad.write_text(json.dumps({"bias": 0.0, "weights": weights, "share_scale": 6.0}))
         with pytest.raises(TurnRankerModelError, match=message):
             load_model(bad)
+    for scale, message in [(0, "share_scale: must be > 0"), (-1.5, "share_scale: must be > 0"),
+                           ("6", "share_scale: must be a finite number"), (1e9, "share_scale: must be within")]:  # fmt: skip
+        bad.write_text(json.dumps({**DEFAULT_MODEL.as_dict(), "share_scale": scale}))
+        with pytest.raises(TurnRankerModelError, match=message):
+            load_model(bad)
+    older = DEFAULT_MODEL.as_dict()
+    del older["share_scale"]  # a file from before adaptive stopping was calibrated with the weights
+    bad.write_text(json.dumps(older))
+    with pytest.raises(TurnRankerModelError, match="share_scale"):
+        load_model(bad)
     bad.write_text("null")
     with pytest.raises(TurnRankerModelError, match="expected a JSON object"):
         load_model(bad)

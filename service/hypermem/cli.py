@@ -393,6 +393,9 @@ def eval_cv(
         0, "--folds", min=0, help="Number of folds (default: one per conversation, leave one out)."
     ),
     out: str = typer.Option(..., "--out", help="Directory for cv.json and cv.md."),
+    parts: bool = typer.Option(
+        True, "--parts/--no-parts", help="Measure each part's contribution (two more runs per part: about 7x longer)."
+    ),
 ) -> None:
     """Cross-validation: fit the turn ranker on the training conversations of each fold, report the held-out ones.
 
@@ -427,7 +430,7 @@ def eval_cv(
             ensure_ingested(svc, conversation, progress)
         task = progress.add_task("questions", total=None)
         runner = Runner(svc, conversations, questions, on_question=lambda: progress.advance(task))
-        results = cross_validate(runner, groups)
+        results = cross_validate(runner, groups, parts=None if parts else {})
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     (target / "cv.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
@@ -470,7 +473,8 @@ def eval_fit_ranker(
     conversations = load_locomo(path)
     questions = load_questions(path, conversations)[0]
     console = Console(stderr=True)
-    with MemoryService.open(Settings(), use_llm=False) as svc, make_progress(console) as progress:
+    settings = Settings()
+    with MemoryService.open(settings, use_llm=False) as svc, make_progress(console) as progress:
         for conversation in conversations:
             ensure_ingested(svc, conversation, progress)
         task = progress.add_task("questions", total=len(questions))
@@ -479,7 +483,7 @@ def eval_fit_ranker(
         except QueryError as exc:
             raise typer.BadParameter(str(exc), param_hint="PATH") from exc
     try:
-        model = fit_rows(rows)
+        model = fit_rows(rows, budget=settings.turn_budget)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="PATH") from exc
     if len(rows) < FEW_TRAINING_QUESTIONS:
@@ -489,6 +493,7 @@ def eval_fit_ranker(
     for name, weight in model.weights.items():
         typer.echo(f"{name}\t{weight:+.4f}")
     typer.echo(f"bias\t{model.bias:+.4f}")
+    typer.echo(f"share_scale\t{model.share_scale:.4g}")
     typer.echo(f"wrote {out}; use it with HYPERMEM_TURN_RANKER_MODEL={out}", err=True)
 
 

@@ -7,9 +7,9 @@ reported number is measured on conversations that took no part in fitting it. Ea
 is ingested once.
 
 Contributions of the HyperMem/HingeMem parts (``PARTS``) are measured the same way: with the part
-switched off, the ranker is refitted on the training folds (the features change with the part) and
-the held-out folds are answered again; the contribution is recall on minus recall off, pooled over
-the held-out folds. Baselines (``hypermem.eval.baselines``) need no tuning; they are pooled over
+switched on and then off (whatever its default), the ranker is refitted on the training folds (the
+features change with the part) and the held-out folds are answered again; the contribution is recall
+on minus recall off, pooled over the held-out folds. Baselines (``hypermem.eval.baselines``) need no tuning; they are pooled over
 the same questions.
 """
 
@@ -28,19 +28,21 @@ from hypermem.eval.ranker_fit import QuestionRows, fit_rows, question_rows
 from hypermem.eval.report import margin
 from hypermem.eval.systems import ConversationTurns, HyperMemSystem, System
 from hypermem.model import Conversation
+from hypermem.retrieve.config import SearchConfig
 from hypermem.retrieve.turn_ranker import TurnRankerModel
 
 if TYPE_CHECKING:
     from hypermem.service import MemoryService
 
-# A part switched off, as search overrides (README: "every part earns its place").
-PARTS: dict[str, dict] = {
-    "learned turn ranker (vs RRF)": {"turn_ranker": "rrf"},
-    "topic level": {"use_topics": False},
-    "propagation": {"propagation": False},
-    "adaptive stopping": {"stopping": "fixed"},
-    "element salience": {"salience": False},
-    "hierarchy (flat facts)": {"flat": True},
+# Each part as (its setting on, its setting off), search overrides (README: "every part earns its place"). A part
+# off by default is measured the same way: its "on" run switches it on.
+PARTS: dict[str, tuple[dict, dict]] = {
+    "learned turn ranker (vs RRF)": ({"turn_ranker": "learned"}, {"turn_ranker": "rrf"}),
+    "topic level": ({"use_topics": True}, {"use_topics": False}),
+    "propagation": ({"propagation": True}, {"propagation": False}),
+    "adaptive stopping": ({"stopping": "adaptive"}, {"stopping": "fixed"}),
+    "element salience": ({"salience": True}, {"salience": False}),
+    "hierarchy (flat facts)": ({"flat": False}, {"flat": True}),
 }
 
 
@@ -92,9 +94,14 @@ class Runner:
             self.cache[key] = out
         return self.cache[key]
 
+    def key(self, overrides: dict) -> str:
+        """A cache key of ``overrides`` without the ones that repeat a default (so a default met twice runs once)."""
+        defaults = SearchConfig.from_settings(self.svc.settings)
+        return json.dumps({k: v for k, v in overrides.items() if getattr(defaults, k) != v}, sort_keys=True)
+
     def rows(self, overrides: dict) -> list[QuestionRows]:
         """The turn ranker's training rows of every question under ``overrides``."""
-        key = json.dumps(overrides, sort_keys=True)
+        key = self.key(overrides)
         if key not in self.rows_cache:
             self.rows_cache[key] = question_rows(self.svc, self.questions, overrides, self.on_question)
         return self.rows_cache[key]
@@ -112,7 +119,7 @@ class Runner:
     def held_out(self, overrides: dict, folds: list[list[str]]) -> HeldOut:
         """Every question answered under ``overrides`` by the turn ranker fitted on the other folds
         (no fitting when ``overrides`` picks the RRF turn ranker)."""
-        key = json.dumps(overrides, sort_keys=True)
+        key = self.key(overrides)
         if key not in self.held_out_cache:
             learned = overrides.get("turn_ranker", "learned") == "learned"
             rows = self.rows(overrides) if learned else []
@@ -120,7 +127,7 @@ class Runner:
             models: list[TurnRankerModel | None] = []
             for test in folds:
                 train = {c.sample_id for c in self.conversations} - set(test)
-                model = fit_rows(rows, train) if learned else None
+                model = fit_rows(rows, train, budget=self.svc.settings.turn_budget) if learned else None
                 models.append(model)
                 with self.ranker(model):
                     tested = self.outcomes(HyperMemSystem("hypermem", overrides), f"{key} {test}", set(test))
@@ -130,7 +137,9 @@ class Runner:
         return self.held_out_cache[key]
 
 
-def cross_validate(runner: Runner, folds: list[list[str]], *, parts: dict[str, dict] | None = None) -> dict:
+def cross_validate(
+    runner: Runner, folds: list[list[str]], *, parts: dict[str, tuple[dict, dict]] | None = None
+) -> dict:
     """Fit on training folds, test on the held-out fold. Returns the ``cv.json`` document::
 
     {"folds": [{"test": [ids], "ranker": {bias, weights}, "test_stats": STATS, "multi_hop": recall}],
@@ -152,8 +161,9 @@ def cross_validate(runner: Runner, folds: list[list[str]], *, parts: dict[str, d
         results["systems"][baseline.name] = summarise(runner.outcomes(baseline))
     results["margin"] = margin(results)
     results["parts"] = {}
-    for name, switched_off in parts.items():
-        on_s, off_s = stats(full.outcomes), stats(runner.held_out(switched_off, folds).outcomes)
+    for name, (switched_on, switched_off) in parts.items():
+        on_s = stats(runner.held_out(switched_on, folds).outcomes)
+        off_s = stats(runner.held_out(switched_off, folds).outcomes)
         results["parts"][name] = {
             "on": on_s["evidence_recall"], "off": off_s["evidence_recall"],
             "contribution": on_s["evidence_recall"] - off_s["evidence_recall"],
@@ -175,16 +185,21 @@ def markdown(results: dict) -> str:
     for fold in results["folds"]:
         test = fold["test_stats"]
         multi = "-" if fold["multi_hop"] is None else f"{fold['multi_hop']:.3f}"
-        rows.append([", ".join(fold["test"]), f"{test['evidence_recall']:.3f}", f"{test['turns_per_question']:.1f}",
+        rows.append([", ".join(fold["test"]), f"{test['evidence_recall']:.3f}", f"{test['turns_per_question']:.2f}",
                      multi, str(test["questions"])])  # fmt: skip
     recalls = [f["test_stats"]["evidence_recall"] for f in results["folds"]]
     rows.append(["mean of folds", f"{sum(recalls) / len(recalls):.3f}", "", "", ""])
+    pooled = results["systems"]["hypermem"]
+    multi = pooled["by_category"].get("1", {}).get("evidence_recall")
+    rows.append(["pooled", f"{pooled['overall']['evidence_recall']:.3f}", f"{pooled['overall']['turns_per_question']:.2f}",
+                 "-" if multi is None else f"{multi:.3f}", str(pooled["overall"]["questions"])])  # fmt: skip
     lines += _table(["test fold", "test recall", "turns/q", "multi-hop", "n"], rows)
-    lines += ["", "## Parts on held-out folds (ranker refitted with the part off)", ""]
-    lines += _table(
-        ["part", "recall on", "recall off", "contribution", "turns on", "turns off"],
-        [[name, f"{p['on']:.3f}", f"{p['off']:.3f}", f"{p['contribution']:+.3f}", f"{p['turns_on']:.1f}", f"{p['turns_off']:.1f}"]
-         for name, p in results["parts"].items()],
-    )  # fmt: skip
+    if results["parts"]:
+        lines += ["", "## Parts on held-out folds (ranker refitted with the part on, then off)", ""]
+        lines += _table(
+            ["part", "recall on", "recall off", "contribution", "turns on", "turns off"],
+            [[name, f"{p['on']:.3f}", f"{p['off']:.3f}", f"{p['contribution']:+.3f}", f"{p['turns_on']:.2f}", f"{p['turns_off']:.2f}"]
+             for name, p in results["parts"].items()],
+        )  # fmt: skip
     lines += ["", benchmark_markdown({"systems": results["systems"], "margin": results["margin"]}).split("\n", 1)[1]]
     return "\n".join(lines) + "\n"

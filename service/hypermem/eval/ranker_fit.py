@@ -6,12 +6,16 @@ standardised features; features named in ``nonnegative`` (every rank leg: a bett
 ranker must never lower a turn's score) are kept at a weight ≥ 0 by an active set: the most negative
 one is pinned to 0 and the rest refitted, until none is negative. The weights are returned per raw
 unit of each feature, so that a turn's score is ``bias + Σ weight × feature``.
+
+The same training questions then calibrate adaptive stopping (``calibrate_share_scale``): the
+evidence-share scale is the largest for which the questions get at most ``budget`` turns on average.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -19,6 +23,7 @@ import numpy.typing as npt
 
 from hypermem.eval.dataset import Question
 from hypermem.retrieve.pipeline import QueryError
+from hypermem.retrieve.stopping import evidence_share_count
 from hypermem.retrieve.turn_ranker import FEATURES, RANK_FEATURES, TurnRankerModel
 
 if TYPE_CHECKING:
@@ -26,6 +31,9 @@ if TYPE_CHECKING:
 
 L2 = 1.0  # penalty on standardised weights (sklearn's C = 1)
 FEW_TRAINING_QUESTIONS = 50  # `hypermem eval fit-ranker` warns below this many questions with evidence
+# Adaptive stopping is calibrated so that the training questions average at most this share of the budget: new
+# questions spread around the training mean (±0.5 turn per held-out LoCoMo conversation), so their mean stays within.
+SHARE_CALIBRATION = 0.98
 
 
 def _irls(
@@ -104,11 +112,36 @@ def question_rows(svc: MemoryService, questions: Sequence[Question], overrides: 
     return out
 
 
-def fit_rows(rows: Sequence[QuestionRows], sample_ids: Collection[str] | None = None) -> TurnRankerModel:
-    """The ranker fitted on the rows of ``sample_ids`` (all when None), rank features kept ≥ 0."""
+def calibrate_share_scale(model: TurnRankerModel, rows: Sequence[QuestionRows], budget: int) -> float:
+    """The largest evidence-share scale (3 significant digits, within [0.1, 1000]) at which the questions of
+    ``rows`` get at most ``SHARE_CALIBRATION`` × ``budget`` turns on average under ``model``
+    (``hypermem.retrieve.stopping``)."""
+    probabilities = [model.probability(model.score(r.features)) for r in rows if len(r.features)]
+    if not probabilities:
+        raise ValueError("rows: no question with candidate turns")
+
+    def mean_turns(scale: float) -> float:
+        return float(np.mean([evidence_share_count(p, budget, scale) for p in probabilities]))
+
+    target = SHARE_CALIBRATION * budget
+    low, high = 0.1, 1000.0  # mean_turns grows with the scale
+    if mean_turns(high) <= target:
+        return high
+    for _ in range(40):
+        middle = (low * high) ** 0.5
+        low, high = (middle, high) if mean_turns(middle) <= target else (low, middle)
+    places = 2 - math.floor(math.log10(low))  # 3 significant digits, rounded down so the mean stays within
+    return math.floor(low * 10**places) / 10**places
+
+
+def fit_rows(rows: Sequence[QuestionRows], sample_ids: Collection[str] | None = None, *,
+             budget: int = 8) -> TurnRankerModel:  # fmt: skip
+    """The ranker fitted on the rows of ``sample_ids`` (all when None), rank features kept ≥ 0, with its
+    evidence-share scale calibrated on the same rows for ``budget`` turns per question."""
     chosen = [r for r in rows if sample_ids is None or r.sample_id in sample_ids]
     if not chosen:
         raise ValueError("rows: no training question with evidence")
     features = np.vstack([r.features for r in chosen])
     labels = np.concatenate([r.labels for r in chosen])
-    return fit(features, labels, FEATURES, RANK_FEATURES)
+    model = fit(features, labels, FEATURES, RANK_FEATURES)
+    return replace(model, share_scale=calibrate_share_scale(model, chosen, budget))

@@ -32,10 +32,17 @@ class SearchConfig:
     flat: bool = _setting(False, "True searches facts directly in the whole memory, without the hierarchy.")
     propagation: bool = _setting(True, "False searches the unpropagated vectors.")
     stopping: Literal["adaptive", "fixed"] = _setting(
-        "adaptive", "adaptive (HingeMem rules by query type) or fixed (the top turn_budget)."
+        "adaptive",
+        "adaptive (with the learned turn ranker: as many turns as hold their share of the evidence probability,"
+        " turn_budget on average; with rrf: HingeMem rules by query type) or fixed (the top turn_budget).",
     )
-    turn_budget: int = _setting(8, "Most evidence turns returned (HiGMem: about 8).", (1, 500))
-    min_facts: int = _setting(8, "Adaptive stopping keeps at least this many facts.", (1, 500))
+    turn_budget: int = _setting(
+        8,
+        "Evidence turns per query (HiGMem: about 8): exactly, with fixed stopping; on average, with adaptive"
+        " stopping and the learned turn ranker (from half to 1.75 times it per query); at most, with rrf.",
+        (1, 500),
+    )
+    min_facts: int = _setting(8, "With turn_ranker rrf: adaptive stopping keeps at least this many facts.", (1, 500))
     rrf_k: int = _setting(10, "The RRF constant.", (1, 500))
     global_facts: bool = _setting(True, "Also fuse a memory-wide fact search into the fact level (recall safety net).")
     replies: bool = _setting(True, "A returned question turn brings its reply turn along.")

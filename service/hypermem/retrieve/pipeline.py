@@ -34,7 +34,7 @@ from hypermem.retrieve.fusion import Fused, rrf
 from hypermem.retrieve.recency import apply_recency, successors_first
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.result import QueryResult
-from hypermem.retrieve.stopping import StopDecision, cut
+from hypermem.retrieve.stopping import StopDecision, cut, evidence_share_cut, share_bounds
 from hypermem.retrieve.turn_ranker import NEIGHBOR_SOURCES, TurnFacts, TurnLists, feature_matrix, load_model
 from hypermem.store import GraphStore
 from hypermem.store.base import Hit
@@ -107,9 +107,14 @@ class Retriever:
         lap("analysis")
 
         topics, episodes, facts, rerank_info = self._hierarchy(memory_id, text, vector, cfg, analysis, lap)
-        stop = self._stop(facts, analysis, cfg)
-        size = self._evidence_size(facts, stop, cfg)
-        ranked = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis.persons)
+        ranked, evidence = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis.persons)
+        if evidence is not None and cfg.stopping == "adaptive":
+            stop = evidence_share_cut(evidence, analysis.query_type, budget=cfg.turn_budget,
+                                      scale=self.turn_ranker.share_scale)  # fmt: skip
+            size = stop.cut_at
+        else:
+            stop = self._stop(facts, analysis, cfg)
+            size = self._evidence_size(facts, stop, cfg)
         turns = self._turns(ranked, size, cfg.replies)
         selection = self.turn_selector.select(text, turns)
         kept = {t["dia_id"] for t in turns}
@@ -334,18 +339,21 @@ class Retriever:
 
     def _ranked_turns(
         self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig, persons: list[str]
-    ) -> list[dict]:
-        """The turns to read, best first, as one-source "facts" for ``_turns``. ``cfg.turn_ranker`` "learned":
-        the learned turn ranker over every leg's candidates (``hypermem.retrieve.turn_ranker``); "rrf": the
-        hierarchy's turn order fused by weighted RRF with BM25 and dense over turns (``cfg.flat_weight``)."""
+    ) -> tuple[list[dict], np.ndarray | None]:
+        """The turns to read, best first, as one-source "facts" for ``_turns``, and (learned ranker only) every
+        candidate's P(evidence), for adaptive stopping. ``cfg.turn_ranker`` "learned": the learned turn ranker
+        over every leg's candidates (``hypermem.retrieve.turn_ranker``); "rrf": the hierarchy's turn order fused
+        by weighted RRF with BM25 and dense over turns (``cfg.flat_weight``)."""
         hierarchy = self._hierarchy_turns(facts)
+        probability: np.ndarray | None = None
         if cfg.turn_ranker == "learned":
             candidates, rows, details = self._turn_candidates(
                 memory_id, text, vector, [source for source, _ in hierarchy.values()], persons
             )
             logits = self.turn_ranker.score(rows)
             probability = self.turn_ranker.probability(logits)
-            order = sorted(range(len(candidates)), key=lambda i: -logits[i])[: 2 * cfg.turn_budget]
+            shown = max(2 * cfg.turn_budget, share_bounds(cfg.turn_budget)[1])
+            order = sorted(range(len(candidates)), key=lambda i: -logits[i])[:shown]
             # score: P(evidence); the step shows the logit's parts
             scored = [(candidates[i], float(probability[i]),
                        {"logit": round(float(logits[i]), 4), "ranker": self.turn_ranker.contributions(rows[i])})
@@ -368,7 +376,7 @@ class Retriever:
             ranked.append({"id": fact_id, "superseded_by": superseded_by, "score": round(score, 6),
                            "sources": [source], "kind": kind, "content": content,
                            "path": [*path, _step("fused", turn_id, score, **explanation)]})  # fmt: skip
-        return successors_first(ranked)
+        return successors_first(ranked), probability
 
     @staticmethod
     def _hierarchy_turns(facts: list[dict]) -> dict[str, tuple[dict, dict]]:
@@ -398,12 +406,19 @@ class Retriever:
         def turns_of(hits: list[Hit]) -> list[str]:
             return list(dict.fromkeys(t for h in hits for t in sorted(fact_turns.get(h.id, []))))
 
+        turn_bm25 = self.store.fulltext_search("Turn", memory_id, text, pool)
+        fact_bm25_scores: dict[str, float] = {}
+        for hit in fact_bm25:  # best first: a turn keeps its best fact's score
+            for turn_id in fact_turns.get(hit.id, []):
+                fact_bm25_scores.setdefault(turn_id, hit.score)
         lists = TurnLists(
             hierarchy=hierarchy,
-            turn_bm25=[h.id for h in self.store.fulltext_search("Turn", memory_id, text, pool)],
+            turn_bm25=[h.id for h in turn_bm25],
             turn_dense=[h.id for h in self.store.vector_search("Turn", memory_id, vector, pool)],
             fact_bm25=turns_of(fact_bm25),
             fact_dense=turns_of(fact_dense),
+            turn_bm25_scores={h.id: h.score for h in turn_bm25},
+            fact_bm25_scores=fact_bm25_scores,
         )
         candidates = lists.candidates()
         for source in sources[:NEIGHBOR_SOURCES]:

@@ -7,11 +7,26 @@
                dense cosine, reaches ``confident``), else fall back to the precision rule;
 - fixed     -> the first ``k`` items.
 Scores must be sorted best first. ``cut_at`` is the number of items kept (>= 1 when any).
+
+With the learned turn ranker the cut is made on the candidate turns' P(evidence) instead
+(``evidence_share_cut``): a turn is kept while its share of the query's total evidence
+probability reaches 1 / (scale × budget). A query whose evidence probability sits on a few
+turns (one clear answer) gets fewer turns; one whose probability is spread over many (a
+recall-type question whose answer is scattered over sessions) gets more. ``scale`` is
+calibrated on the training questions so that the mean is ``budget`` (``hypermem eval
+fit-ranker``), and the count stays within [⌈budget / 2⌉, ⌊1.75 × budget⌋].
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+SHARE_MIN, SHARE_MAX = 0.5, 1.75  # the evidence-share cut keeps between these multiples of the budget
 
 
 @dataclass
@@ -74,3 +89,33 @@ def _cut(scores, query_type, mode, k, ratio, confidence, confident) -> StopDecis
     threshold = ratio * scores[0]
     kept = sum(1 for s in scores if s >= threshold)
     return StopDecision(query_type, f"{int(ratio * 100)}%-of-best", kept, n, threshold)
+
+
+def share_bounds(budget: int) -> tuple[int, int]:
+    """The fewest and most turns ``evidence_share_cut`` keeps for ``budget``: ⌈0.5 b⌉ and ⌊1.75 b⌋ (at least 1)."""
+    return max(1, math.ceil(SHARE_MIN * budget)), max(1, math.floor(SHARE_MAX * budget))
+
+
+def evidence_share_count(probabilities: npt.NDArray[np.float64] | Sequence[float], budget: int, scale: float) -> int:
+    """How many turns the evidence-share rule keeps (``evidence_share_cut``'s ``cut_at``)."""
+    return evidence_share_cut(probabilities, "", budget=budget, scale=scale).cut_at
+
+
+def evidence_share_cut(probabilities: npt.NDArray[np.float64] | Sequence[float], query_type: str, *, budget: int,
+                       scale: float) -> StopDecision:  # fmt: skip
+    """The evidence-share cut over the candidate turns' P(evidence) (any order): keep the turns whose
+    P / ΣP is at least ``threshold`` = 1 / (``scale`` × ``budget``), within ``share_bounds(budget)`` and never
+    more than there are. The rule names the floor or the cap when one of them decided."""
+    p = np.asarray(probabilities, dtype=np.float64)
+    threshold = 1.0 / (scale * budget)
+    if len(p) == 0:
+        return StopDecision(query_type, "empty", 0, 0)
+    total = float(p.sum())
+    natural = int(np.count_nonzero(p >= threshold * total)) if total > 0 else 0
+    low, high = share_bounds(budget)
+    kept, rule = natural, "evidence-share"
+    if natural < low:
+        kept, rule = low, f"evidence-share (floor {low})"
+    elif natural > high:
+        kept, rule = high, f"evidence-share (cap {high})"
+    return StopDecision(query_type, rule, min(kept, len(p)), len(p), round(threshold, 6))

@@ -20,6 +20,9 @@ Features (``FEATURES``):
 - ``asks``: 1 when the turn asks something (contains "?"): questions are rarely the evidence;
 - ``length``: ln(1 + characters), capped at ``LENGTH_CAP`` characters (substantive turns are longer);
 - ``bm25_matched``: 1 when the turn shares any query word (BM25 returned it at all);
+- ``turn_bm25_relative``, ``fact_bm25_relative``: the turn's BM25 score (over turns; its best fact's, over
+  facts) divided by the query's best score in that leg, 0 when the leg did not return it: how close to
+  the top match it is, which a rank alone does not say (one strong match, or many alike);
 - ``query_coverage``, ``window_coverage``: the share of the query's words (BM25's analyzer) in the turn,
   and in the turn with its previous and next turns (a remark is often explained by its neighbours);
 - ``mentions_time``: 1 when the turn names a point in time ("last week", "in May", "2022");
@@ -32,7 +35,7 @@ import json
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -49,7 +52,7 @@ NEIGHBOR_SOURCES = 10  # the neighbours of the hierarchy's best turns join the c
 
 RANK_FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy")
 FEATURES = (*RANK_FEATURES, "speaker_named", "asks", "length", "bm25_matched", "query_coverage", "window_coverage",
-            "mentions_time", "when_mentions_time")  # fmt: skip
+            "mentions_time", "when_mentions_time", "turn_bm25_relative", "fact_bm25_relative")  # fmt: skip
 _ASKS_WHEN = re.compile(
     r"^\s*when\b|\bwhat (date|day|month|year|time)\b|\bhow long ago\b|\bwhich (year|month|day)\b", re.I
 )
@@ -61,13 +64,16 @@ class TurnRankerModelError(HypermemError, ValueError):
 
 @dataclass(frozen=True)
 class TurnLists:
-    """The legs' turn ids, each best first (a turn reached by several facts keeps its best rank)."""
+    """The legs' turn ids, each best first (a turn reached by several facts keeps its best rank), and the BM25
+    scores of the two BM25 legs (turn id -> score; over facts, the turn's best fact's score)."""
 
     hierarchy: Sequence[str]
     turn_bm25: Sequence[str]
     turn_dense: Sequence[str]
     fact_bm25: Sequence[str]
     fact_dense: Sequence[str]
+    turn_bm25_scores: Mapping[str, float] = field(default_factory=dict)
+    fact_bm25_scores: Mapping[str, float] = field(default_factory=dict)
 
     def candidates(self) -> list[str]:
         """Every turn some leg returned, once, hierarchy first."""
@@ -93,6 +99,12 @@ def reciprocal_ranks(ids: Sequence[str]) -> dict[str, float]:
     return {turn_id: 1.0 / (RR_K + rank) for rank, turn_id in enumerate(ids, start=1)}
 
 
+def relative_scores(scores: Mapping[str, float]) -> dict[str, float]:
+    """``{id: score / best score}`` (1.0 for the best; empty for no positive score)."""
+    best = max(scores.values(), default=0.0)
+    return {turn_id: score / best for turn_id, score in scores.items()} if best > 0 else {}
+
+
 def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turns: Mapping[str, TurnFacts],
                    persons: Collection[str]) -> npt.NDArray[np.float64]:  # fmt: skip
     """``len(candidates) × len(FEATURES)`` features for ``query``; ``turns`` must hold every candidate,
@@ -102,6 +114,7 @@ def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turn
     words = set(bm25.query_words(query))
     share = 1.0 / max(1, len(words))
     asks_when = 1.0 if _ASKS_WHEN.search(query) else 0.0
+    turn_bm25, fact_bm25 = relative_scores(lists.turn_bm25_scores), relative_scores(lists.fact_bm25_scores)
     rows = np.zeros((len(candidates), len(FEATURES)))
     for i, turn_id in enumerate(candidates):
         turn = turns[turn_id]
@@ -126,28 +139,36 @@ def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turn
             len(window) * share,
             time,
             asks_when * time,
+            turn_bm25.get(turn_id, 0.0),
+            fact_bm25.get(turn_id, 0.0),
         )
     return rows
 
 
 @dataclass(frozen=True)
 class TurnRankerModel:
-    """Per-unit ``weights`` (one per name in ``FEATURES``) and ``bias`` of the linear turn score."""
+    """Per-unit ``weights`` (one per name in ``FEATURES``) and ``bias`` of the linear turn score, and the
+    ``share_scale`` of adaptive stopping (``hypermem.retrieve.stopping.evidence_share_cut``: a turn is kept while
+    its share of the query's evidence probability reaches 1 / (share_scale × turn_budget)), calibrated with the
+    weights so that the training questions get ``turn_budget`` turns on average."""
 
     weights: Mapping[str, float]
     bias: float
+    share_scale: float = 6.25
 
     def __post_init__(self) -> None:
         if set(self.weights) != set(FEATURES):
             missing, extra = sorted(set(FEATURES) - set(self.weights)), sorted(set(self.weights) - set(FEATURES))
             raise ValueError(f"weights: expected exactly the {len(FEATURES)} features {list(FEATURES)}"
                              f" (missing {missing}, unknown {extra})")  # fmt: skip
-        for name, value in [*self.weights.items(), ("bias", self.bias)]:
-            where = "bias" if name == "bias" else f"weights.{name}"
+        for name, value in [*self.weights.items(), ("bias", self.bias), ("share_scale", self.share_scale)]:
+            where = name if name in ("bias", "share_scale") else f"weights.{name}"
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"{where}: must be a finite number, not {value!r}")
             if abs(value) > MAX_WEIGHT:
                 raise ValueError(f"{where}: must be within ±{MAX_WEIGHT:g} (a logit must stay finite), not {value!r}")
+        if self.share_scale <= 0:
+            raise ValueError(f"share_scale: must be > 0, not {self.share_scale!r}")
 
     @property
     def vector(self) -> npt.NDArray[np.float64]:
@@ -169,17 +190,19 @@ class TurnRankerModel:
         return {"bias": round(self.bias, 4), **parts}
 
     def as_dict(self) -> dict:
-        return {"bias": self.bias, "weights": dict(self.weights)}
+        return {"bias": self.bias, "weights": dict(self.weights), "share_scale": self.share_scale}
 
     @classmethod
     def from_dict(cls, data: object) -> TurnRankerModel:
         """The inverse of ``as_dict``, for weights files. Raises ``ValueError`` naming the field that is missing or
         unusable, or a negative rank weight (``hypermem eval fit-ranker`` never writes one)."""
-        if not isinstance(data, Mapping) or set(data) != {"bias", "weights"}:
-            raise ValueError('expected a JSON object {"bias": number, "weights": {feature: number}}')
+        if not isinstance(data, Mapping) or set(data) != {"bias", "weights", "share_scale"}:
+            raise ValueError(
+                'expected a JSON object {"bias": number, "weights": {feature: number}, "share_scale": number}'
+            )
         if not isinstance(data["weights"], Mapping):
             raise ValueError(f"weights: must be an object of the {len(FEATURES)} feature weights")
-        model = cls(dict(data["weights"]), data["bias"])
+        model = cls(dict(data["weights"]), data["bias"], data["share_scale"])
         for name in RANK_FEATURES:
             if model.weights[name] < 0:
                 raise ValueError(f"weights.{name}: a rank weight must be >= 0 (a better rank never lowers a turn)")
@@ -187,25 +210,29 @@ class TurnRankerModel:
 
 
 # Fitted by `hypermem eval fit-ranker ../shared/data/locomo-dev.json` on the 7 LoCoMo dev conversations
-# (1,396 questions; cross-validated by `hypermem eval cv`, README "Retrieval quality").
+# (1,396 questions; cross-validated by `hypermem eval cv`, README "Retrieval quality"), with its adaptive-stopping
+# scale calibrated on the same questions for the default budget of 8 turns.
 DEFAULT_MODEL = TurnRankerModel(
     {
-        "hierarchy": 11.8261,
-        "turn_bm25": 14.6350,
+        "hierarchy": 10.9225,
+        "turn_bm25": 5.8274,
         "turn_dense": 0.0000,
-        "fact_bm25": 26.0081,
-        "fact_dense": 13.8943,
-        "neighbor_hierarchy": 19.0433,
-        "speaker_named": 1.0331,
-        "asks": -0.7893,
-        "length": 1.1086,
-        "bm25_matched": -0.8404,
-        "query_coverage": -2.2993,
-        "window_coverage": 1.8800,
-        "mentions_time": 0.7166,
-        "when_mentions_time": 0.3607,
+        "fact_bm25": 1.3268,
+        "fact_dense": 13.3017,
+        "neighbor_hierarchy": 19.4724,
+        "speaker_named": 0.9707,
+        "asks": -0.8383,
+        "length": 1.1308,
+        "bm25_matched": -1.2099,
+        "query_coverage": -2.8391,
+        "window_coverage": 2.0337,
+        "mentions_time": 0.6776,
+        "when_mentions_time": 0.4259,
+        "turn_bm25_relative": 1.5717,
+        "fact_bm25_relative": 2.2466,
     },
-    bias=-12.8722,
+    bias=-12.8465,
+    share_scale=6.1,
 )
 
 
