@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from hypermem.eval.ranker_fit import fit
+from hypermem.eval.ranker_fit import SHARE_CALIBRATION, QuestionRows, calibrate_share_scale, fit, fit_rows
 from hypermem.retrieve.turn_ranker import (
     DEFAULT_MODEL,
     FEATURES,
@@ -88,6 +88,38 @@ def test_fit_learns_the_informative_feature_and_keeps_rank_weights_nonnegative()
     assert scores[label].mean() > scores[~label].mean()
     unconstrained = fit(x, label.astype(int), FEATURES)
     assert unconstrained.weights["turn_dense"] < 0
+
+
+def _questions(seed: int, n: int = 60) -> list[QuestionRows]:
+    """``n`` questions of 30 candidates each: one to four evidence turns, ranked well by the hierarchy leg."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for q in range(n):
+        labels = np.zeros(30, dtype=int)
+        labels[: rng.integers(1, 5)] = 1
+        x = np.zeros((30, len(FEATURES)))
+        x[:, FEATURES.index("hierarchy")] = np.where(labels, rng.uniform(0.04, 0.09, 30), rng.uniform(0.0, 0.06, 30))
+        out.append(QuestionRows(f"c{q % 3}", [f"D1:{i}" for i in range(30)], x, labels))
+    return out
+
+
+def test_the_share_scale_is_calibrated_to_the_budget_on_the_training_questions():
+    from hypermem.retrieve.stopping import evidence_share_count
+
+    rows = _questions(3)
+    model = fit_rows(rows, budget=8)
+    assert model.share_scale == calibrate_share_scale(model, rows, 8)
+
+    def mean_turns(scale: float) -> float:
+        return float(np.mean([evidence_share_count(model.probability(model.score(r.features)), 8, scale)
+                              for r in rows]))  # fmt: skip
+
+    # the largest scale (3 significant digits) that keeps the mean within 98% of the budget
+    assert mean_turns(model.share_scale) <= SHARE_CALIBRATION * 8
+    assert mean_turns(model.share_scale * 1.02) > SHARE_CALIBRATION * 8
+    assert fit_rows(rows, budget=4).share_scale != model.share_scale  # calibrated for the budget it is given
+    with pytest.raises(ValueError, match="rows"):
+        fit_rows(rows, sample_ids={"nobody"})
 
 
 def test_fit_refuses_one_class_and_bad_shapes():
