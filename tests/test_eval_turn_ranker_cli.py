@@ -80,3 +80,21 @@ def test_cv_fits_each_fold_without_its_test_conversation(labelled, tmp_path):
     assert set(cv["parts"]) >= {"learned turn ranker (vs RRF)", "topic level", "hierarchy (flat facts)"}
     assert "bm25@8" in cv["systems"]
     assert "test recall" in (out / "cv.md").read_text()
+
+
+def test_cv_refuses_an_unusable_out_before_running(labelled, tmp_path):
+    taken = tmp_path / "a-file"
+    taken.write_text("x")
+    for out in (taken, tmp_path / "missing" / "cv"):
+        result = CliRunner().invoke(app, ["eval", "cv", str(labelled), "--out", str(out), "--no-parts"])
+        assert result.exit_code == 2 and "--out" in result.output, result.output
+    assert not (tmp_path / "missing").exists()
+
+
+def test_cv_without_parts_reports_the_folds_only(labelled, tmp_path):
+    out = tmp_path / "cv"
+    result = CliRunner().invoke(app, ["eval", "cv", str(labelled), "--out", str(out), "--no-parts"])
+    assert result.exit_code == 0, result.output
+    cv = json.loads((out / "cv.json").read_text())
+    assert cv["parts"] == {} and len(cv["folds"]) == 2
+    assert "Parts on held-out folds" not in (out / "cv.md").read_text()

@@ -126,6 +126,8 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("k_fact a float", "k_fact", "query", {"query": "where?", "k_fact": 1.5}),
     ("stopping unknown", "stopping", "query", {"query": "where?", "stopping": "never"}),
     ("turn ranker unknown", "turn_ranker", "query", {"query": "where?", "turn_ranker": "magic"}),
+    ("flat_weight a string", "flat_weight", "query", {"query": "where?", "flat_weight": "0.3"}),
+    ("flat_weight a boolean", "flat_weight", "query", {"query": "where?", "flat_weight": True}),
     ("unknown query field", "depth", "query", {"query": "where?", "depth": 3}),
     ("bad memory id in path", "memory_id", "get", "/v1/memories/bad%20id"),
     ("memory id too long", "memory_id", "get", "/v1/memories/" + "m" * 200),

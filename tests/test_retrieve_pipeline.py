@@ -138,13 +138,18 @@ def test_learned_ranker_stops_at_the_evidence_share(ask, hm_service, hm_ingested
     assert len(result.turns) == stop.cut_at  # the cut is the number of turns read
 
 
+def _rule(stop) -> str:
+    """The HingeMem rule that cut the facts, without the note that the turn budget then cut the turns."""
+    return stop.rule.split(" (turn budget")[0]
+
+
 def test_precision_query_stops_at_80_percent_of_best(ask):
     full = ask(
         "When did Nadia run the half marathon?", stopping="fixed", turn_budget=200, min_facts=1, turn_ranker="rrf"
     )
     cut_result = ask("When did Nadia run the half marathon?", min_facts=1, turn_ranker="rrf")
     stop = cut_result.stop
-    assert (stop.query_type, stop.rule) == ("precision", "80%-of-best")
+    assert (stop.query_type, _rule(stop)) == ("precision", "80%-of-best")
     scores = [f.score for f in full.facts]
     assert stop.considered == len(scores)
     assert stop.threshold == pytest.approx(0.8 * scores[0], abs=1e-6)
@@ -157,7 +162,7 @@ def test_recall_query_stops_at_the_elbow(ask):
     question = "How many times did Nadia and Omar talk about pottery?"
     full = ask(question, stopping="fixed", turn_budget=200, min_facts=1, turn_ranker="rrf")
     result = ask(question, min_facts=1, turn_ranker="rrf")
-    assert (result.stop.query_type, result.stop.rule) == ("recall", "elbow")
+    assert (result.stop.query_type, _rule(result.stop)) == ("recall", "elbow")
     assert result.stop.cut_at == elbow([f.score for f in full.facts])
 
 
@@ -166,7 +171,7 @@ def test_stopping_floor_keeps_at_least_min_facts(ask):
     bare = ask(question, min_facts=1, turn_ranker="rrf").stop
     floored = ask(question, turn_ranker="rrf").stop  # default min_facts = 8
     assert floored.cut_at == max(bare.cut_at, min(8, floored.considered))
-    assert floored.rule == bare.rule + (" (floor 8)" if bare.cut_at < 8 else "")
+    assert _rule(floored) == _rule(bare) + (" (floor 8)" if bare.cut_at < 8 else "")
     tight = ask(question, min_facts=1, turn_budget=200, stopping="fixed", turn_ranker="rrf").stop
     assert tight.cut_at == tight.considered  # fixed mode ignores the floor and keeps up to the budget
 
@@ -180,6 +185,14 @@ def test_judgment_query_stops_at_first_confident_hit(ask):
         assert kept and kept[-1].cosine >= stop.threshold
         assert all(f.cosine < stop.threshold for f in kept[:-1])
     assert "D3:1" in [t.dia_id for t in result.turns]
+
+
+def test_rrf_stop_says_when_the_turn_budget_cut_the_turns(ask):
+    result = ask("When did Nadia run the half marathon?", turn_ranker="rrf", turn_budget=1)
+    assert len(result.turns) == 1
+    assert result.stop.rule.endswith("(turn budget 1)") and result.stop.counts == "facts"
+    wide = ask("When did Nadia run the half marathon?", turn_ranker="rrf", turn_budget=200, min_facts=1)
+    assert "turn budget" not in wide.stop.rule
 
 
 def test_fixed_stopping_and_turn_budget(ask):

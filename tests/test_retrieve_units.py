@@ -81,12 +81,16 @@ def test_evidence_share_keeps_the_turns_holding_their_share_of_the_evidence():
     assert (spread.rule, spread.cut_at) == ("evidence-share (cap 14)", 14)
     assert evidence_share_cut([0.5, 0.5], "recall", budget=8, scale=6.0).cut_at == 2  # never more than there are
     assert evidence_share_cut([], "recall", budget=8, scale=6.0).rule == "empty"
+    # fewer candidates than the floor: all of them, and the rule says so (not a floor above what exists)
+    few = evidence_share_cut([0.98, 0.01, 0.01], "precision", budget=500, scale=0.01)  # threshold 0.2 keeps one
+    assert (few.rule, few.cut_at, few.counts) == ("evidence-share (floor 250: all 3 candidates)", 3, "candidate turns")
+    assert evidence_share_cut([0.9, 0.05, 0.05], "precision", budget=500, scale=6.0).rule == "evidence-share"
     assert share_bounds(8) == (4, 14) and share_bounds(1) == (1, 1) and share_bounds(5) == (3, 8)
 
 
 def test_fixed_and_empty():
     assert cut([0.9, 0.8, 0.7, 0.6], "recall", mode="fixed", k=2).as_dict() == {
-        "query_type": "recall", "rule": "fixed-k", "cut_at": 2, "considered": 4, "threshold": None,
+        "query_type": "recall", "rule": "fixed-k", "cut_at": 2, "considered": 4, "threshold": None, "counts": "facts",
     }  # fmt: skip
     assert cut([0.9], "precision", mode="fixed", k=10).cut_at == 1
     assert cut([], "precision").as_dict()["rule"] == "empty" and cut([], "precision").cut_at == 0

@@ -118,7 +118,7 @@ def test_the_share_scale_is_calibrated_to_the_budget_on_the_training_questions()
     assert mean_turns(model.share_scale) <= SHARE_CALIBRATION * 8
     assert mean_turns(model.share_scale * 1.02) > SHARE_CALIBRATION * 8
     assert fit_rows(rows, budget=4).share_scale != model.share_scale  # calibrated for the budget it is given
-    with pytest.raises(ValueError, match="rows"):
+    with pytest.raises(ValueError, match="no question with evidence"):
         fit_rows(rows, sample_ids={"nobody"})
 
 
@@ -176,7 +176,10 @@ def test_weights_files(tmp_path):
     older = DEFAULT_MODEL.as_dict()
     del older["share_scale"]  # a file from before adaptive stopping was calibrated with the weights
     bad.write_text(json.dumps(older))
-    with pytest.raises(TurnRankerModelError, match="share_scale"):
+    with pytest.raises(TurnRankerModelError, match="share_scale: missing .*refit it with `hypermem eval fit-ranker`"):
+        load_model(bad)
+    bad.write_text(json.dumps({**DEFAULT_MODEL.as_dict(), "notes": "x"}))
+    with pytest.raises(TurnRankerModelError, match="notes: unknown field"):
         load_model(bad)
     bad.write_text("null")
     with pytest.raises(TurnRankerModelError, match="expected a JSON object"):

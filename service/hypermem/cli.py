@@ -78,7 +78,10 @@ def _run_app() -> None:
         typer.echo(visible(f"error: {exc}", one_line=True), err=True)
         raise SystemExit(2) from None
     except ValidationError as exc:
-        problems = "; ".join(f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(
+            f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg'].removeprefix('Value error, ')}"
+            for e in exc.errors()
+        )
         typer.echo(visible(f"error: bad setting: {problems}", one_line=True), err=True)
         raise SystemExit(2) from None
 
@@ -111,6 +114,8 @@ def main(
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    if not verbose:
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
     if not sys.stderr.isatty():
         for handler in logging.getLogger().handlers:
             handler.addFilter(_plain_record)
@@ -212,7 +217,7 @@ def _print_result(result: QueryResult, as_json: bool) -> None:
     console = Console()
     stop = result.stop
     console.print(f"[bold]{escape(visible(result.query))}[/bold]  ({result.analysis.query_type} query; stopped by "
-                  f"{stop.rule}: kept {stop.cut_at} of {stop.considered} facts (cut_at {stop.cut_at}); "
+                  f"{stop.rule}: kept {stop.cut_at} of {stop.considered} {stop.counts}; "
                   f"{len(result.turns)} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
     rows = []
     for turn in result.turns:
@@ -386,6 +391,20 @@ def eval_locomo(
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 
+def _labelled_questions(path: str, conversations: list) -> list:
+    """The file's questions (``hypermem.eval.dataset.load_questions``); evidence ids that name no turn are
+    dropped there, and said here on stderr, with the first of them."""
+    from hypermem.eval.dataset import load_questions
+
+    questions, report = load_questions(path, conversations)
+    dropped = report.unmatched + report.malformed
+    if dropped:
+        first = dropped[0]
+        typer.echo(f"warning: {len(dropped)} evidence ids name no turn and were left out (first: "
+                   f"{first['sample_id']}.qa[{first['question']}] {first['id']!r})", err=True)  # fmt: skip
+    return questions
+
+
 @eval_app.command("cv")
 def eval_cv(
     path: str = typer.Argument(..., help="A LoCoMo JSON file."),
@@ -412,18 +431,21 @@ def eval_cv(
     from hypermem.config import Settings
     from hypermem.eval.benchmark import ensure_ingested, make_progress
     from hypermem.eval.cv import Runner, cross_validate, folds_of, markdown
-    from hypermem.eval.dataset import load_questions
     from hypermem.ingest.locomo import load_locomo
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
         raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+    target = Path(out)
+    if not out or (target.exists() and not target.is_dir()) or not target.parent.is_dir():
+        raise typer.BadParameter(f"{out!r}: must be a directory, or a new one in an existing directory",
+                                 param_hint="--out")  # fmt: skip
     conversations = load_locomo(path)
     try:
         groups = folds_of([c.sample_id for c in conversations], folds or len(conversations))
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--folds") from exc
-    questions = load_questions(path, conversations)[0]
+    questions = _labelled_questions(path, conversations)
     console = Console()
     with MemoryService.open(Settings(), use_llm=False) as svc, make_progress(console) as progress:
         for conversation in conversations:
@@ -431,8 +453,7 @@ def eval_cv(
         task = progress.add_task("questions", total=None)
         runner = Runner(svc, conversations, questions, on_question=lambda: progress.advance(task))
         results = cross_validate(runner, groups, parts=None if parts else {})
-    target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
+    target.mkdir(exist_ok=True)
     (target / "cv.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     (target / "cv.md").write_text(markdown(results), encoding="utf-8")
     console.print(Markdown(markdown(results)))
@@ -459,7 +480,6 @@ def eval_fit_ranker(
 
     from hypermem.config import Settings
     from hypermem.eval.benchmark import ensure_ingested, make_progress
-    from hypermem.eval.dataset import load_questions
     from hypermem.eval.ranker_fit import FEW_TRAINING_QUESTIONS, fit_rows, question_rows
     from hypermem.ingest.locomo import load_locomo
     from hypermem.retrieve.pipeline import QueryError
@@ -471,7 +491,7 @@ def eval_fit_ranker(
     if not out or target.is_dir() or not target.parent.is_dir():
         raise typer.BadParameter(f"{out!r}: must be a file path in an existing directory", param_hint="--out")
     conversations = load_locomo(path)
-    questions = load_questions(path, conversations)[0]
+    questions = _labelled_questions(path, conversations)
     console = Console(stderr=True)
     settings = Settings()
     with MemoryService.open(settings, use_llm=False) as svc, make_progress(console) as progress:

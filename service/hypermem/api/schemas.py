@@ -243,6 +243,15 @@ class JobSchema(Schema):
 
 
 # --- query -----------------------------------------------------------------------------------
+class JsonNumber(fields.Float):
+    """A JSON number (int or float), never a string or a boolean: ``"0.3"`` is refused as integers are."""
+
+    def _validated(self, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.make_error("invalid")
+        return super()._validated(value)
+
+
 def _search_field(spec: SearchField) -> fields.Field:
     """The request field of one search setting: its type, bounds, choices and help from ``SearchConfig``."""
     metadata = {"description": spec.help}
@@ -253,7 +262,7 @@ def _search_field(spec: SearchField) -> fields.Field:
     bounds = validate.Range(*spec.bounds) if spec.bounds else None
     if spec.kind is int:
         return fields.Integer(strict=True, validate=bounds, metadata=metadata)
-    return fields.Float(validate=bounds, metadata=metadata)
+    return JsonNumber(validate=bounds, metadata=metadata)
 
 
 QueryRequestSchema = RequestSchema.from_dict(

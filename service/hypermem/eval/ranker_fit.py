@@ -140,7 +140,7 @@ def fit_rows(rows: Sequence[QuestionRows], sample_ids: Collection[str] | None = 
     evidence-share scale calibrated on the same rows for ``budget`` turns per question."""
     chosen = [r for r in rows if sample_ids is None or r.sample_id in sample_ids]
     if not chosen:
-        raise ValueError("rows: no training question with evidence")
+        raise ValueError("no question with evidence (a qa[].evidence naming a turn) to fit on")
     features = np.vstack([r.features for r in chosen])
     labels = np.concatenate([r.labels for r in chosen])
     model = fit(features, labels, FEATURES, RANK_FEATURES)

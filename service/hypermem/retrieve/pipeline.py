@@ -115,6 +115,8 @@ class Retriever:
         else:
             stop = self._stop(facts, analysis, cfg)
             size = self._evidence_size(facts, stop, cfg)
+            if cfg.stopping == "adaptive" and len(self._turns(facts[: stop.cut_at], 10**6, cfg.replies)) > size:
+                stop.rule += f" (turn budget {cfg.turn_budget})"  # the budget, not the rule, cut the turns read
         turns = self._turns(ranked, size, cfg.replies)
         selection = self.turn_selector.select(text, turns)
         kept = {t["dia_id"] for t in turns}

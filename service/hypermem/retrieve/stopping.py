@@ -38,6 +38,7 @@ class StopDecision:
     cut_at: int
     considered: int
     threshold: float | None = None
+    counts: str = "facts"  # what cut_at and considered count: "facts" (HingeMem rules) or "candidate turns"
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -109,13 +110,15 @@ def evidence_share_cut(probabilities: npt.NDArray[np.float64] | Sequence[float],
     p = np.asarray(probabilities, dtype=np.float64)
     threshold = 1.0 / (scale * budget)
     if len(p) == 0:
-        return StopDecision(query_type, "empty", 0, 0)
+        return StopDecision(query_type, "empty", 0, 0, counts="candidate turns")
     total = float(p.sum())
     natural = int(np.count_nonzero(p >= threshold * total)) if total > 0 else 0
     low, high = share_bounds(budget)
     kept, rule = natural, "evidence-share"
-    if natural < low:
+    if natural < low <= len(p):
         kept, rule = low, f"evidence-share (floor {low})"
+    elif natural < len(p) < low:
+        kept, rule = len(p), f"evidence-share (floor {low}: all {len(p)} candidates)"
     elif natural > high:
         kept, rule = high, f"evidence-share (cap {high})"
-    return StopDecision(query_type, rule, min(kept, len(p)), len(p), round(threshold, 6))
+    return StopDecision(query_type, rule, kept, len(p), round(threshold, 6), counts="candidate turns")

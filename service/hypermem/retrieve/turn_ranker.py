@@ -196,10 +196,16 @@ class TurnRankerModel:
     def from_dict(cls, data: object) -> TurnRankerModel:
         """The inverse of ``as_dict``, for weights files. Raises ``ValueError`` naming the field that is missing or
         unusable, or a negative rank weight (``hypermem eval fit-ranker`` never writes one)."""
-        if not isinstance(data, Mapping) or set(data) != {"bias", "weights", "share_scale"}:
+        keys = {"bias", "weights", "share_scale"}
+        if not isinstance(data, Mapping):
             raise ValueError(
                 'expected a JSON object {"bias": number, "weights": {feature: number}, "share_scale": number}'
             )
+        if missing := sorted(keys - set(data)):
+            hint = " (a file from before adaptive stopping was fitted: refit it with `hypermem eval fit-ranker`)"
+            raise ValueError(f"{missing[0]}: missing" + (hint if missing == ["share_scale"] else ""))
+        if extra := sorted(set(data) - keys):
+            raise ValueError(f"{extra[0]}: unknown field; expected only {sorted(keys)}")
         if not isinstance(data["weights"], Mapping):
             raise ValueError(f"weights: must be an object of the {len(FEATURES)} feature weights")
         model = cls(dict(data["weights"]), data["bias"], data["share_scale"])
