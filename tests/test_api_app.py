@@ -518,6 +518,21 @@ def test_large_batch_runs_as_a_background_job(app, client, acme):
     assert datetime.fromisoformat(job["updated_at"]) >= datetime.fromisoformat(job["created_at"])
 
 
+def test_a_batch_with_more_text_than_the_sync_limit_runs_as_a_background_job(app, client, acme):
+    state = app.extensions["hypermem"]
+    default, state.sync_text_limit = state.sync_text_limit, 200  # two messages of 150 characters: 300 > 200
+    try:
+        batch = [message(i, f"Day {i}: " + "I practised the violin, then cooked pasta. " * 3) for i in (1, 2)]
+        assert all(len(m["text"]) < 200 for m in batch)
+        accepted = client.post("/v1/memories/live-long/messages", headers=acme, json={"messages": batch})
+        assert accepted.status_code == 202 and accepted.get_json()["status"] == "queued"
+        assert _finished(client, acme, accepted.get_json()["job_id"])["report"]["turns"] == 2
+        one = client.post("/v1/memories/live-long/messages", headers=acme, json={"messages": [message(3, "Short.")]})
+        assert one.status_code == 200  # within both limits: answered with its report
+    finally:
+        state.sync_text_limit = default
+
+
 def test_a_job_report_sums_the_counters_of_all_its_chunks(app, client, acme):
     # six one-message sessions: two chunks of three (the sync limit) in one background job
     batch = [message(i, f"I practised the violin for {i} hours.", day=f"2023-06-{i:02d}") for i in range(1, 7)]

@@ -71,8 +71,9 @@ def ingest(body: dict, memory_id: str):
     """Ingest a batch of messages (idempotent by message_id).
 
     The first write to an unused memory_id makes it the caller's. Batches of up to the
-    synchronous limit (50 by default) are ingested before answering (200, with the report);
-    larger ones are queued (202, with a job id to poll). Every bad message is reported (422,
+    synchronous limit (50 messages and 100,000 characters of text by default) are ingested before
+    answering (200, with the report); larger ones are queued (202, with a job id to poll): a long
+    message costs about a second of embedding per 5,000 characters. Every bad message is reported (422,
     ``errors.json.messages.{index}.{field}``); with ``"partial": true`` the valid messages are
     stored and ``statuses`` gives a status per message (``updated`` when a message id already
     stored came with other content: that message was replaced and its sessions rebuilt).
@@ -84,13 +85,14 @@ def ingest(body: dict, memory_id: str):
         abort(422, message=f"{len(rejected)} of {len(items)} messages are unusable",
               errors={"json": {"messages": rejected}})  # fmt: skip
     messages = [m for _, m in accepted]
+    synchronous = current.runs_synchronously(messages)
     claimed = owners.owner_of(current.store, memory_id) is None
     auth.authorize_memory(current.store, memory_id, claim=True)
     out = {"memory_id": memory_id, "messages": len(messages)}
     item_statuses: list[dict[str, Any]] = []
     if body["partial"]:
         out["rejected"] = len(rejected)
-        done = "stored" if len(messages) <= current.sync_batch_limit else "queued"
+        done = "stored" if synchronous else "queued"
         statuses: dict[int, dict[str, Any]] = {
             i: {"index": i, "message_id": m.message_id, "status": done, "errors": None} for i, m in accepted
         }
@@ -100,7 +102,7 @@ def ingest(body: dict, memory_id: str):
             statuses[i] = {"index": i, "message_id": given_id, "status": "rejected", "errors": errors}
         item_statuses = [statuses[i] for i in sorted(statuses)]
         out["statuses"] = item_statuses
-    if len(messages) <= current.sync_batch_limit:
+    if synchronous:
         try:
             report = current.jobs.ingest_now(
                 memory_id, messages, before=lambda: auth.authorize_memory(current.store, memory_id, claim=True)

@@ -2,21 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from flask import current_app
 
 from hypermem.config import Settings
+from hypermem.model import Message
 from hypermem.records.jobs import IngestJobs
+
+
+SYNC_TEXT_CHARS = 100_000  # a batch with more text than this is queued (about 20 s of embedding on a loaded core)
 
 
 class ApiState:
     """What the routes share: settings, the MemoryService, the ingest jobs. ``close()`` at shutdown."""
 
-    def __init__(self, settings: Settings, service, owns_service: bool, sync_batch_limit: int):
+    def __init__(self, settings: Settings, service, owns_service: bool, sync_batch_limit: int,
+                 sync_text_limit: int = SYNC_TEXT_CHARS):  # fmt: skip
         self.settings = settings
         self.service = service
         self.owns_service = owns_service
         self.sync_batch_limit = sync_batch_limit
+        self.sync_text_limit = sync_text_limit
         self.jobs = IngestJobs(service, chunk_size=sync_batch_limit)
+
+    def runs_synchronously(self, messages: Sequence[Message]) -> bool:
+        """True when a batch is ingested before answering: at most ``sync_batch_limit`` messages and
+        ``sync_text_limit`` characters of text; a larger one runs as a background job (a worker's request
+        timeout must not cut a long ingest)."""
+        return len(messages) <= self.sync_batch_limit and sum(len(m.text) for m in messages) <= self.sync_text_limit
 
     @property
     def store(self):
