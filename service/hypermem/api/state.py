@@ -10,7 +10,6 @@ from hypermem.config import Settings
 from hypermem.model import Message
 from hypermem.records.jobs import IngestJobs
 
-
 SYNC_TEXT_CHARS = 100_000  # a batch with more text than this is queued (about 20 s of embedding on a loaded core)
 
 
