@@ -110,3 +110,12 @@ def test_fulltext_search_stays_in_its_memory_whatever_the_memory_id(tmp_path, em
             assert {h.id: h.score for h in hits} == pytest.approx(
                 {k.replace(MEMORY, memory): v for k, v in expected.items()}, rel=1e-5
             )
+
+
+def test_ties_are_ordered_by_id_whatever_order_the_engine_returned_them_in():
+    stats = bm25.CorpusStats(documents=10, words=40, speakers={"Ana": 10})
+    matches = [{"id": i, "speaker": "Ana", "text": "we flew a kite"} for i in ("c", "a", "b")]
+    matches.append({"id": "d", "speaker": "Ana", "text": "a kite"})  # shorter: scores higher
+    first = bm25.score("kite", matches, stats)
+    assert [doc for doc, _ in first] == ["d", "a", "b", "c"]
+    assert bm25.score("kite", list(reversed(matches)), stats) == first

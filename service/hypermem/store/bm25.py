@@ -91,7 +91,8 @@ def doc_length(speaker: str, text: str) -> int:
 def score(query: str, matches: Iterable[dict], stats: CorpusStats) -> list[tuple[str, float]]:
     """BM25 of each matched ``{"id", "speaker", "text"}`` for ``query``: ``[(id, score)]``, best first, score > 0.
 
-    Ties keep the order of ``matches``. df(t) = matched documents whose text holds t and whose
+    Ties are ordered by id, so a ranking never depends on the order the engine returned its matches in
+    (it differs between a process that just wrote the index and one that opened it). df(t) = matched documents whose text holds t and whose
     speaker does not, plus every document of a speaker whose name holds t (``stats.speakers``).
     """
     terms = set(analyze(query))
@@ -122,5 +123,5 @@ def score(query: str, matches: Iterable[dict], stats: CorpusStats) -> list[tuple
         value = sum(idf[t] * f / (f + norm) for t, f in tf.items() if t in idf)
         if value > 0:
             scored.append((doc_id, value))
-    scored.sort(key=lambda s: s[1], reverse=True)
+    scored.sort(key=lambda s: (-s[1], s[0]))
     return scored
