@@ -4,9 +4,7 @@
         [--store falkordb:///tmp/x]
 
 Ingests the named conversations (default: all of the file) into a fresh temporary embedded
-FalkorDB (or ``--store``), one ``MemoryService`` for the run, no LLM, in one ``ingest_conversations``
-call (as ``hypermem ingest locomo``: the next conversation's turns are embedded while one is written,
-so a conversation's seconds are those from the previous one's report to its own). Model loading happens
+FalkorDB (or ``--store``), one ``MemoryService`` for the run, no LLM. Model loading happens
 before the clock starts (the embedding model here, spaCy in the annotation worker, started ahead). Prints per conversation turns, episodes, facts, topics, hyperedges and
 seconds, then the total turns/s, and seconds per ingest stage (the ``Ingestor`` methods, timed
 by wrapping them; NER, dates and per-turn keywords run in a worker process while this one embeds
@@ -37,10 +35,9 @@ DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / 
 # Ingestor stages, in pipeline order (see hypermem.ingest.pipeline).
 STAGES = {
     "_changed_sessions": "turns: load + diff",
-    "_embed_turns": "turns: embed (or wait for ahead)",
+    "_embed_turns": "turns: embed",
     "_annotate": "annotation: start (worker process)",
     "_take_annotation": "annotation: wait after embedding",
-    "_start_ahead": "next conversation: start ahead",
     "_build_episodes": "episodes: segment + describe",
     "_build_facts": "facts: extract",
     "_embed_facts": "facts: vectors",
@@ -111,9 +108,10 @@ def main() -> None:
                 f"{'conversation':<14}{'turns':>7}{'episodes':>10}{'facts':>7}{'topics':>8}{'hyperedges':>12}{'seconds':>9}{'turns/s':>9}"
             )
             total_turns, started = 0, time.perf_counter()
-            t0 = started
-            for conv, report in zip(conversations, svc.ingest_conversations(conversations)):
-                elapsed, t0 = time.perf_counter() - t0, time.perf_counter()
+            for conv in conversations:
+                t0 = time.perf_counter()
+                report = svc.ingest_conversation(conv)
+                elapsed = time.perf_counter() - t0
                 total_turns += report.turns
                 print(f"{conv.sample_id:<14}{report.turns:>7}{report.episodes:>10}{report.facts:>7}{report.topics:>8}"
                       f"{report.hyperedges:>12}{elapsed:>9.1f}{report.turns / elapsed:>9.1f}")  # fmt: skip

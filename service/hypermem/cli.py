@@ -178,14 +178,13 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
         TimeElapsedColumn(),
     ]
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
-        tasks = {conv.sample_id: progress.add_task(conv.sample_id, total=len(conv.messages)) for conv in convs}
-        ingested = svc.ingest_conversations(convs, progress=lambda sample_id, n: progress.advance(tasks[sample_id], n))
         for conv in convs:
+            task = progress.add_task(conv.sample_id, total=len(conv.messages))
             try:
-                report = next(ingested)
+                report = svc.ingest_conversation(conv, progress=lambda n, task=task: progress.advance(task, n))
             except IngestInputError as exc:
                 raise IngestInputError(f"{conv.sample_id}: {exc.field}", exc.problem) from None
-            progress.update(tasks[conv.sample_id], completed=len(conv.messages))
+            progress.update(task, completed=len(conv.messages))
             reports.append(report)
     return reports
 
