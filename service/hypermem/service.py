@@ -7,8 +7,6 @@ and ``close()`` it, or use it as a context manager.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -19,7 +17,6 @@ from hypermem.model import Conversation, Message
 from hypermem.store import GraphStore, open_store
 
 if TYPE_CHECKING:
-    from hypermem.ingest.pipeline import IngestReport
     from hypermem.retrieve.result import QueryResult
 
 
@@ -91,16 +88,6 @@ class MemoryService:
     def ingest_conversation(self, conversation: Conversation, *, progress=None):
         """Ingest a whole conversation into memory ``conversation.sample_id``. Returns an ``IngestReport``."""
         return self.ingest_messages(conversation.sample_id, conversation.messages, progress=progress)
-
-    def ingest_conversations(
-        self, conversations: Sequence[Conversation], *, progress: Callable[[str, int], None] | None = None
-    ) -> Iterator[IngestReport]:
-        """Ingest each conversation as ``ingest_conversation`` does, in order, yielding each ``IngestReport``
-        once written; the next conversation's turn embedding and annotation run while one is written
-        (``Ingestor.ingest_series``). ``progress(sample_id, turns)`` reports written turns."""
-        lock = functools.partial(self.lock, operation="ingest")
-        batches = [(c.sample_id, c.messages) for c in conversations]
-        return self.ingestor.ingest_series(batches, lock, progress)
 
     def ingest_messages(self, memory_id: str, messages: list[Message], *, progress=None):
         """Ingest live messages (idempotent by ``message_id``) holding the memory's lock. Returns an

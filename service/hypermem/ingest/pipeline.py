@@ -14,25 +14,17 @@ Incremental and idempotent by construction:
 - a message id sent again with other text, speaker, session or timestamp replaces the stored
   turn (an edit, counted in ``IngestReport.updated``); the sessions it left and joined are both rebuilt;
 - every write MERGEs by id, so writing the same batch twice leaves the same graph.
-
-``Ingestor.ingest_series`` ingests several memories one after another, each under its own lock; once
-one's turns are embedded and annotated, the next one's embedding and annotation start in the background
-(``Ahead``) while this one builds episodes and facts, plans and writes (work that leaves a core idle).
-What was computed ahead is only used where the ingest would compute the same, so the graph is the same.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -67,8 +59,6 @@ EMBED_CHUNK = 256
 ONE_THREAD_CHUNK = 64
 MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 Progress = Callable[[int], None]
-# What the annotation worker is given: turn texts, their timestamps, the speakers, the keyword texts.
-AnnotationInput = tuple[list[str], list[datetime], frozenset[str], list[str]]
 
 
 @dataclass
@@ -102,30 +92,6 @@ class IngestReport:
         return self
 
 
-@dataclass
-class Ahead:
-    """The turn embedding and annotation of an ingest, started before it runs (``Ingestor.ingest_series``)
-    from a read of the store without the memory's lock: a guess at what the ingest will need. The ingest
-    takes a vector where its turn embeds the same text and the annotation where its input is the same;
-    it computes the rest as usual."""
-
-    memory_id: str
-    annotation_input: AnnotationInput
-    annotation: Future[Annotation]
-    vectors: Future[dict[str, list[float]]]  # embedded text -> vector
-    claimed: threading.Event = field(default_factory=threading.Event)  # its ingest runs: embed on every core
-    stopped: threading.Event = field(default_factory=threading.Event)  # not needed: embed no further chunk
-
-    def stop(self) -> None:
-        """Embed no further chunk (a chunk being embedded still finishes)."""
-        self.stopped.set()
-
-
-def embedded_text(turn: Turn) -> str:
-    """The text a turn's vector is the embedding of."""
-    return f"{turn.speaker}: {turn.text}"
-
-
 def check_memory_id(memory_id: str) -> str:
     """Raise ``IngestInputError`` unless ``memory_id`` is 1-128 of ``[A-Za-z0-9_.:-]``."""
     if not isinstance(memory_id, str) or not MEMORY_ID.fullmatch(memory_id):
@@ -147,110 +113,28 @@ class Ingestor:
         self._embed_pool = ThreadPoolExecutor(
             self.embed_threads, "hypermem-embed", initializer=lower_thread_priority, initargs=(settings.ingest_nice,)
         )
-        # The thread that waits on the next ingest's turn embedding (``Ahead``); the embedding runs in the pool.
-        self._ahead_pool = ThreadPoolExecutor(1, "hypermem-ahead")
 
-    # --- entry points ------------------------------------------------------------------
+    # --- entry point -------------------------------------------------------------------
     def ingest(self, memory_id: str, messages: list[Message], *, progress: Progress | None = None) -> IngestReport:
         """Ingest ``messages`` into ``memory_id``. Raises ``IngestInputError`` before writing anything."""
-        return self._ingest(memory_id, messages, progress, None, None)[0]
-
-    def ingest_series(
-        self,
-        batches: Sequence[tuple[str, list[Message]]],
-        lock: Callable[[str], AbstractContextManager[object]],
-        progress: Callable[[str, int], None] | None = None,
-    ) -> Iterator[IngestReport]:
-        """``ingest`` of each ``(memory_id, messages)`` in order, each under ``lock(memory_id)``, yielding its
-        report once written; ``progress(memory_id, turns)`` as ``ingest``'s ``progress``. Once a batch's turns
-        are embedded and annotated, the next batch's start in the background (``Ahead``), while this one
-        builds, plans and writes. Stopping early (an error, or closing the iterator) stops that work."""
-        ahead: Ahead | None = None
-        try:
-            for index, (memory_id, messages) in enumerate(batches):
-                following = batches[index + 1] if index + 1 < len(batches) else None
-                advance = None if progress is None else functools.partial(progress, memory_id)
-                check_memory_id(memory_id)
-                with lock(memory_id):
-                    report, ahead = self._ingest(memory_id, messages, advance, ahead, following)
-                yield report
-        finally:
-            if ahead is not None:
-                ahead.stop()
-
-    def _ingest(
-        self,
-        memory_id: str,
-        messages: list[Message],
-        progress: Progress | None,
-        ahead: Ahead | None,
-        following: tuple[str, list[Message]] | None,
-    ) -> tuple[IngestReport, Ahead | None]:
-        """``ingest``, taking what ``ahead`` computed for it, and starting the ``Ahead`` of ``following``
-        (returned) once this one's turns are embedded and annotated."""
         started = time.perf_counter()
-        if ahead is not None:
-            ahead.claimed.set()
-            if ahead.memory_id != memory_id:
-                ahead.stop()
-                ahead = None
-        next_ahead: Ahead | None = None
-        try:
-            check_memory_id(memory_id)
-            validate(messages, self.settings.max_message_chars)
-            report = IngestReport(memory_id, llm=self.stages.llm)
-            sessions = self._changed_sessions(memory_id, messages, report)
-            if sessions:
-                # Both cores: NER, dates and keywords run in the worker process while this one embeds.
-                annotation = self._annotate(sessions, ahead)
-                self._embed_turns(sessions, annotation.done, ahead)
-                self._take_annotation(sessions, annotation)
-                if following is not None:
-                    next_ahead = self._start_ahead(*following)
-                for session in sessions:
-                    if session.turns:  # a session every turn moved out of is only cleared
-                        self._build_episodes(memory_id, session)
-                        self._build_facts(memory_id, session)
-                self._embed_facts(sessions)
-                self._write(memory_id, self._plan(memory_id, sessions), progress)
-            report.elapsed_s = round(time.perf_counter() - started, 3)
-            return self._count(report), next_ahead
-        except BaseException:
-            if next_ahead is not None:
-                next_ahead.stop()
-            raise
-        finally:
-            if ahead is not None:
-                ahead.stop()
-
-    def _start_ahead(self, memory_id: str, messages: list[Message]) -> Ahead | None:
-        """Start the annotation and turn embedding of the sessions that ``messages`` would change in
-        ``memory_id`` as the store stands (read without the memory's lock); None when there is nothing to
-        do or the input is invalid (its ingest raises). The embedding takes one core until the ingest of
-        ``memory_id`` claims it and the annotation is done, as ``_embed_turns`` does."""
-        try:
-            check_memory_id(memory_id)
-            validate(messages, self.settings.max_message_chars)
-        except IngestInputError:
-            return None
-        sessions = self._changed_sessions(memory_id, messages, IngestReport(memory_id))
-        if not sessions:
-            return None
-        annotation_input = self._annotation_input(sessions)
-        annotation = self._submit_annotation(annotation_input)
-        claimed, stopped = threading.Event(), threading.Event()
-        turns = [t for s in sessions for t in s.turns if t.embedding is None]
-        vectors = self._ahead_pool.submit(
-            self._vectors, turns, lambda: annotation.done() and claimed.is_set(), stopped.is_set
-        )
-        return Ahead(memory_id, annotation_input, annotation, vectors, claimed, stopped)
-
-    def _vectors(
-        self, turns: list[Turn], others_done: Callable[[], bool], stop: Callable[[], bool]
-    ) -> dict[str, list[float]]:
-        """``_encode`` of ``turns``; their vectors by embedded text (those encoded before ``stop()``)."""
-        self._encode(turns, others_done, stop)
-        return {embedded_text(t): t.embedding for t in turns if t.embedding is not None}
+        check_memory_id(memory_id)
+        validate(messages, self.settings.max_message_chars)
+        report = IngestReport(memory_id, llm=self.stages.llm)
+        sessions = self._changed_sessions(memory_id, messages, report)
+        if sessions:
+            # Both cores: NER, dates and keywords run in the worker process while this one embeds.
+            annotation = self._annotate(sessions)
+            self._embed_turns(sessions, annotation.done)
+            self._take_annotation(sessions, annotation)
+            for session in sessions:
+                if session.turns:  # a session every turn moved out of is only cleared
+                    self._build_episodes(memory_id, session)
+                    self._build_facts(memory_id, session)
+            self._embed_facts(sessions)
+            self._write(memory_id, self._plan(memory_id, sessions), progress)
+        report.elapsed_s = round(time.perf_counter() - started, 3)
+        return self._count(report)
 
     # --- stage 1: turns ----------------------------------------------------------------
     def _changed_sessions(self, memory_id: str, messages: list[Message], report: IngestReport) -> list[SessionBuild]:
@@ -292,33 +176,24 @@ class Ingestor:
         report.sessions_ingested = len(changed)
         return changed
 
-    def _embed_turns(self, sessions: list[SessionBuild], others_done: Callable[[], bool], ahead: Ahead | None) -> None:
-        """The vectors of the turns that have none: those ``ahead`` embedded (once it is done), the rest by
-        ``_encode``."""
-        pending = [t for s in sessions for t in s.turns if t.embedding is None]
-        if ahead is not None:
-            vectors = ahead.vectors.result()
-            for turn in pending:
-                turn.embedding = vectors.get(embedded_text(turn))
-            pending = [t for t in pending if t.embedding is None]
-        self._encode(pending, others_done, lambda: False)
-
-    def _encode(self, turns: list[Turn], others_done: Callable[[], bool], stop: Callable[[], bool]) -> None:
-        """Vectors of ``turns`` on the ingest's embedding threads, until ``stop()``: ``ONE_THREAD_CHUNK``
-        texts at a time on one thread while the annotation worker still runs (more would fight it for the
-        cores), then ``EMBED_CHUNK`` at a time on every core's thread once ``others_done()``, each on an
-        interleaved share of the chunk. A text's vector does not depend on the texts batched with it."""
+    def _embed_turns(self, sessions: list[SessionBuild], others_done: Callable[[], bool] = lambda: True) -> None:
+        """Turn vectors on the ingest's embedding threads: ``ONE_THREAD_CHUNK`` texts at a time on one
+        thread while the annotation worker still runs (more would fight it for the cores), then
+        ``EMBED_CHUNK`` at a time on every core's thread once ``others_done()``, each on an interleaved
+        share of the chunk. A text's vector does not depend on the texts batched with it."""
         # Shortest first across all chunks, so each batch inside a chunk pads little.
-        pending = sorted(turns, key=lambda t: len(t.text))
+        pending = sorted((t for s in sessions for t in s.turns if t.embedding is None), key=lambda t: len(t.text))
         start = 0
-        while start < len(pending) and not stop():
+        while start < len(pending):
             parts = self.embed_threads if others_done() else 1
             size = EMBED_CHUNK if parts > 1 else ONE_THREAD_CHUNK
             chunk = pending[start : start + size]
             start += size
             shares = [chunk[i::parts] for i in range(parts)]
             encoded = [
-                self._embed_pool.submit(self.embedder.encode, [embedded_text(t) for t in share], single_thread=True)
+                self._embed_pool.submit(
+                    self.embedder.encode, [f"{t.speaker}: {t.text}" for t in share], single_thread=True
+                )
                 for share in shares
             ]
             for share, vectors in zip(shares, encoded):
@@ -326,33 +201,22 @@ class Ingestor:
                     turn.embedding = vector.tolist()
 
     # --- stage 2: elements (and the keywords of stage 4, computed ahead) ------------------
-    def _annotate(self, sessions: list[SessionBuild], ahead: Ahead | None) -> Future[Annotation]:
+    def _annotate(self, sessions: list[SessionBuild]) -> Future[Annotation]:
         """Start NER + dates over every turn and, on the no-LLM path, the per-turn keywords the fact
-        extractor will ask for (``hypermem.ingest.annotate``: in the worker process when large); or take
-        ``ahead``'s annotation when it was started on the same input."""
-        annotation_input = self._annotation_input(sessions)
-        if ahead is not None and ahead.annotation_input == annotation_input:
-            return ahead.annotation
-        return self._submit_annotation(annotation_input)
-
-    def _annotation_input(self, sessions: list[SessionBuild]) -> AnnotationInput:
-        """What the annotation of ``sessions`` is computed from."""
+        extractor will ask for (``hypermem.ingest.annotate``: in the worker process when large)."""
         turns = [t for s in sessions for t in s.turns]
         keyword_texts = (
             self.stages.fact_extractor.keyword_texts(turns)
             if isinstance(self.stages.fact_extractor, TurnFactExtractor)
             else []
         )
-        return (
+        return self.stages.annotator.submit(
             [t.text for t in turns],
             [datetime.fromisoformat(t.timestamp) for t in turns],
             frozenset(t.speaker for t in turns),
             keyword_texts,
+            TURN_KEYWORDS,
         )
-
-    def _submit_annotation(self, annotation_input: AnnotationInput) -> Future[Annotation]:
-        """Start the annotation of ``annotation_input`` (``Annotator.submit``)."""
-        return self.stages.annotator.submit(*annotation_input, TURN_KEYWORDS)
 
     def _take_annotation(self, sessions: list[SessionBuild], pending: Future[Annotation]) -> None:
         """Wait for the annotation; hand each session its turns' elements, and the keywords to the keyword cache."""
