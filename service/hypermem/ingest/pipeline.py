@@ -52,8 +52,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Turns embedded per call, so the embedding can switch to every core when the Python stages end.
+# Turns embedded per call on every core, each core's thread taking an interleaved share.
 EMBED_CHUNK = 256
+# Turns embedded per call on one thread while the annotation worker holds the other core: one batch, so
+# the embedding takes every core within one batch's time (~0.5 s) of the worker finishing, not a chunk's.
+ONE_THREAD_CHUNK = 64
 MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 Progress = Callable[[int], None]
 
@@ -174,14 +177,18 @@ class Ingestor:
         return changed
 
     def _embed_turns(self, sessions: list[SessionBuild], others_done: Callable[[], bool] = lambda: True) -> None:
-        """Turn vectors, ``EMBED_CHUNK`` texts at a time on the ingest's embedding threads: one thread
-        while the annotation worker still runs (more would fight it for the cores), every core's
-        thread once ``others_done()``, each on an interleaved share of the chunk."""
+        """Turn vectors on the ingest's embedding threads: ``ONE_THREAD_CHUNK`` texts at a time on one
+        thread while the annotation worker still runs (more would fight it for the cores), then
+        ``EMBED_CHUNK`` at a time on every core's thread once ``others_done()``, each on an interleaved
+        share of the chunk. A text's vector does not depend on the texts batched with it."""
         # Shortest first across all chunks, so each batch inside a chunk pads little.
         pending = sorted((t for s in sessions for t in s.turns if t.embedding is None), key=lambda t: len(t.text))
-        for start in range(0, len(pending), EMBED_CHUNK):
-            chunk = pending[start : start + EMBED_CHUNK]
+        start = 0
+        while start < len(pending):
             parts = self.embed_threads if others_done() else 1
+            size = EMBED_CHUNK if parts > 1 else ONE_THREAD_CHUNK
+            chunk = pending[start : start + size]
+            start += size
             shares = [chunk[i::parts] for i in range(parts)]
             encoded = [
                 self._embed_pool.submit(
