@@ -2,9 +2,10 @@
 
     python bench/bench_scale.py [--memories 12] [--steps 1,4,12] [--sources conv-30,conv-26,sample-1]
         [--sources-per-memory 1] [--queries 60] [--store falkordb:///tmp/x] [--data ...]
+        [--replay-batch 1000] [--min-free-gb 4]
     python bench/bench_scale.py --query-only --store falkordb:///PATH [--sources ... --sources-per-memory 2]
-    # the 1,000-memory / ~1M-fact run (hours on 2 shared cores; stop it any time, every step prints):
-    nice python bench/bench_scale.py --memories 1000 --steps 1,10,100,300,1000 \
+    # the 1,000-memory / ~1M-fact run (about an hour on 2 cores; stop it any time, every step prints):
+    nice python bench/bench_scale.py --memories 1000 --steps 1,10,100,300,600,1000 \
         --sources conv-26,conv-30,conv-41,conv-42,conv-43,conv-44,conv-48,sample-1 --sources-per-memory 2
 
 The data set is generated here and never written to the repository: each memory is made of LoCoMo
@@ -19,10 +20,19 @@ How memories are written (the shortcut, exactly):
   segmentation, facts, topics, propagation, salience), and every ``GraphStore.write`` call the
   ingest makes (file name + rows) is recorded;
 - every other memory *replays* a template's recorded writes through the same ``GraphStore.write``
-  and ``cypher/write/*.cypher`` files, in the same order and batches, with renamed speakers,
-  shifted years and its own ids in every string, then runs ``maintain/salience`` for itself. The
-  vectors are the template's (reused, not re-embedded: the renamed text is not re-encoded), and
-  no NER, keyword, segmentation or topic work is redone. This keeps 1M facts feasible on 2 cores.
+  and ``cypher/write/*.cypher`` files, in the same order, with renamed speakers, shifted years and
+  its own ids in every string, then runs ``maintain/salience`` for itself. The vectors are the
+  template's (reused, not re-embedded: the renamed text is not re-encoded), and no NER, keyword,
+  segmentation or topic work is redone. This keeps 1M facts feasible on 2 cores.
+- three more replay shortcuts, none of which changes what is stored: (1) on FalkorDB each template
+  vector is formatted to query text once (the store's own ``%.9g`` formatting,
+  ``store.falkordb._client_params``) and that text is sent by every replay of the template, instead
+  of formatting ~3,000 vectors of 384 floats again per memory (it was 1/4 of replay time);
+  (2) a replay sends ``--replay-batch`` rows per statement (default 1,000, every file), where an
+  ingest sends 100 rows with vectors or 500 without (``HYPERMEM_VECTOR_WRITE_BATCH_SIZE``; the
+  smaller batches are for concurrent queries, which never run during a replay); (3) the next
+  memory's rows are renamed on a thread while the current memory's are written (the writing thread
+  waits on the server's socket, so the two overlap).
 
 At each step (number of memories built) it prints: memories, facts, turns and nodes in the store;
 the replay write rate; p50/p95 wall latency of ``MemoryService.query`` over ``--queries`` LoCoMo
@@ -31,6 +41,11 @@ one more conversation (``--probe``, renamed, into a fresh memory that is deleted
 that ingest's ratio to embedding the same texts alone; the FalkorDB server's RSS, this process's
 RSS, and the store's size on disk (the append-only file). Issue 13's targets at 1,000 memories and
 1M facts: query p95 < 150 ms; ingest turns/s within 20% of the empty store's (first step).
+
+Building stops early (that size is then the last step, measured and printed) when, before a
+replayed memory, the machine's available memory (``MemAvailable``) is below ``--min-free-gb``
+(default 4 GB; the template memories are always built): the server's RSS grows ~16.4 kB (1,000
+bytes) per fact, so 1M facts needs ~16.4 GB.
 
 ``--query-only`` builds nothing: it times ``--queries`` questions to the template memories of an existing
 ``--store`` (one an earlier run built with the same ``--sources`` and ``--sources-per-memory``, e.g. a run
@@ -45,6 +60,7 @@ import random
 import re
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +71,7 @@ from hypermem.eval.dataset import load_questions
 from hypermem.eval.metrics import percentile
 from hypermem.ingest.locomo import Conversation, Message, load_locomo
 from hypermem.service import MemoryService
+from hypermem.store.falkordb import FalkorDBStore, _client_params
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "locomo-dev.json"
@@ -143,7 +160,8 @@ class Variant:
         return value
 
     def row(self, value):
-        """``value`` (a write row, list or scalar) with every string rewritten; float lists are shared."""
+        """``value`` (a write row, list or scalar) with every string rewritten; float lists and
+        pre-formatted vectors (``preformat``) are shared."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -153,6 +171,18 @@ class Variant:
                 return value
             return [self.row(v) for v in value]
         return value
+
+
+def preformat(value):
+    """``value`` (a write row, list or scalar) with every vector replaced by the FalkorDB store's own
+    query text for it (``_client_params``: ``%.9g`` floats), so replays do not format it again."""
+    if isinstance(value, dict):
+        return {k: preformat(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and type(value[0]) is float:
+            return _client_params(value)
+        return [preformat(v) for v in value]
+    return value
 
 
 def shift_years(moment, years: int):
@@ -212,6 +242,17 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def available_gb() -> float:
+    """The machine's available memory (``MemAvailable`` of ``/proc/meminfo``), GB (2**30 bytes); inf elsewhere."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return float("inf")
+
+
 def disk_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
 
@@ -237,21 +278,44 @@ def ingest_template(svc: MemoryService, group: list[Conversation], index: int) -
         del svc.store.write
     nodes = report.turns + report.episodes + report.topics + report.facts + report.persons + report.times
     nodes += report.locations + report.hyperedges
+    if isinstance(svc.store, FalkorDBStore):
+        writes = [(name, [preformat(r) for r in rows]) for name, rows in writes]
     return Template(f"m{index}", name_pair(index), writes, [c.sample_id for c in group], variants, report.facts,
                     report.turns, nodes)  # fmt: skip
 
 
-def replay(svc: MemoryService, template: Template, index: int) -> list[Variant]:
-    """Write memory ``m{index}`` as a renamed, year-shifted copy of ``template``; returns its source variants."""
+@dataclass
+class Replay:
+    """One replayed memory's rows, renamed and ready to write, and its source variants."""
+
+    memory_id: str
+    writes: list[tuple[str, list[dict]]]
+    variants: list[Variant]
+
+
+def prepare_replay(template: Template, index: int) -> Replay:
+    """Memory ``m{index}`` as a renamed, year-shifted copy of ``template``'s writes (nothing written yet)."""
     pair = name_pair(index)
     years = (index % 15) - 7 - ((template_index(template)) % 15 - 7)
     variant = Variant(f"m{index}", dict(zip(template.pair, pair)), years, prefix=template.memory_id)
-    for name, rows in template.writes:
-        svc.store.write(name, [variant.row(r) for r in rows])
-    svc.store.query("maintain/salience", memory_id=variant.memory_id)
+    writes = [(name, [variant.row(r) for r in rows]) for name, rows in template.writes]
     # Questions are asked in the memory's own names and years: compose source -> template -> this memory.
-    return [Variant(variant.memory_id, {old: pair[template.pair.index(new)] for old, new in v.names.items()}, v.years + years)
-            for v in template.variants]  # fmt: skip
+    variants = [Variant(variant.memory_id, {old: pair[template.pair.index(new)] for old, new in v.names.items()},
+                        v.years + years) for v in template.variants]  # fmt: skip
+    return Replay(variant.memory_id, writes, variants)
+
+
+def write_replay(svc: MemoryService, prepared: Replay, batch: int) -> None:
+    """Write a prepared memory through ``GraphStore.write`` (``batch`` rows per statement), then its salience."""
+    store = svc.store
+    saved = store.write_batch_size, store.vector_write_batch_size
+    store.write_batch_size = store.vector_write_batch_size = batch
+    try:
+        for name, rows in prepared.writes:
+            store.write(name, rows)
+    finally:
+        store.write_batch_size, store.vector_write_batch_size = saved
+    store.query("maintain/salience", memory_id=prepared.memory_id)
 
 
 def template_index(template: Template) -> int:
@@ -321,6 +385,11 @@ def main() -> None:
     parser.add_argument("--store", help="store URL (falkordb:///PATH); default a temporary one")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
+        "--min-free-gb", type=float, default=4.0,
+        help="stop building (and measure a last step) when the machine's available memory falls below this, GB",
+    )  # fmt: skip
+    parser.add_argument("--replay-batch", type=int, default=1000, help="rows per statement in a replay (default 1000)")
+    parser.add_argument(
         "--query-only", action="store_true",
         help="only time queries to the template memories of --store (built earlier with the same sources)",
     )  # fmt: skip
@@ -364,10 +433,26 @@ def main() -> None:
             print(f"{'memories':>8} {'facts':>9} {'turns':>9} {'nodes':>9} {'replay facts/s':>14} {'q p50 ms':>9} "
                   f"{'q p95 ms':>9} {'probe turns/s':>13} {'probe/embed':>11} {'server RSS MB':>13} "
                   f"{'bench RSS MB':>12} {'disk MB':>8}  load")  # fmt: skip
+            print(f"replay: {args.replay_batch} rows per statement; vectors formatted once per template", flush=True)
             first_rate = None
+            preparing = ThreadPoolExecutor(1, thread_name_prefix="replay-prep")
+            pending: dict[int, object] = {}  # memory index -> Future[Replay], renamed on the thread
+
+            def prepare(index: int) -> None:
+                if len(templates) == len(groups) and index < args.memories and index not in pending:
+                    pending[index] = preparing.submit(prepare_replay, templates[index % len(templates)], index)
+
+            stopped, measured = False, -1
             for step in steps:
+                if stopped:
+                    break
                 replay_facts, replay_s = 0, 0.0
                 while built < step:
+                    if len(templates) == len(groups) and available_gb() < args.min_free_gb:  # templates always
+                        print(f"stopped building at {built} memories: available memory {available_gb():.1f} GB "
+                              f"< --min-free-gb {args.min_free_gb}; this is the last step", flush=True)  # fmt: skip
+                        stopped = True
+                        break
                     if len(templates) < len(groups):
                         t = ingest_template(svc, groups[len(templates)], built)
                         templates.append(t)
@@ -375,12 +460,19 @@ def main() -> None:
                     else:
                         t = templates[built % len(templates)]
                         started = time.perf_counter()
-                        variants = replay(svc, t, built)
+                        prepare(built)
+                        prepared = pending.pop(built).result()
+                        prepare(built + 1)  # renamed while this one is written
+                        write_replay(svc, prepared, args.replay_batch)
+                        variants = prepared.variants
                         replay_s += time.perf_counter() - started
                         replay_facts += t.facts
                     for source, variant in zip(t.sources, variants):
                         asked.append((f"m{built}", variant, questions[source]))
                     facts, turns, nodes, built = facts + t.facts, turns + t.turns, nodes + t.nodes, built + 1
+                if stopped and built == measured:
+                    break  # nothing built since the step just printed
+                measured = built
                 latencies = time_queries(svc, asked, args.queries, rng)
                 rate, ratio = probe_ingest(svc, probe, step)
                 first_rate = first_rate or rate
@@ -392,6 +484,7 @@ def main() -> None:
                 f"probe ingest turns/s at {built} memories / first step: {rate / first_rate:.2f} "
                 f"(probe ingest/embedding ratio is the load-independent view)"
             )
+            preparing.shutdown(cancel_futures=True)
 
 
 if __name__ == "__main__":
