@@ -34,7 +34,7 @@ from hypermem.retrieve.fusion import Fused, rrf
 from hypermem.retrieve.recency import apply_recency, successors_first
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.result import QueryResult
-from hypermem.retrieve.stopping import StopDecision, cut, evidence_share_cut, share_bounds
+from hypermem.retrieve.stopping import StopDecision, cut, evidence_share_cut
 from hypermem.retrieve.turn_ranker import NEIGHBOR_SOURCES, TurnFacts, TurnLists, feature_matrix, load_model
 from hypermem.store import GraphStore
 from hypermem.store.base import Hit
@@ -354,8 +354,8 @@ class Retriever:
             )
             logits = self.turn_ranker.score(rows)
             probability = self.turn_ranker.probability(logits)
-            shown = max(2 * cfg.turn_budget, share_bounds(cfg.turn_budget)[1])
-            order = sorted(range(len(candidates)), key=lambda i: -logits[i])[:shown]
+            # 2 x the budget: more than adaptive stopping's cap (1.75 x), so every turn it may keep is ranked
+            order = sorted(range(len(candidates)), key=lambda i: -logits[i])[: 2 * cfg.turn_budget]
             # score: P(evidence); the step shows the logit's parts
             scored = [(candidates[i], float(probability[i]),
                        {"logit": round(float(logits[i]), 4), "ranker": self.turn_ranker.contributions(rows[i])})
