@@ -133,7 +133,7 @@ def test_output_off_a_terminal_is_a_plain_table_and_agrees_with_the_json(cli_env
     assert header == ["conversation", "turns", "episodes", "topics", "facts", "persons", "times", "locations",
                       "hyperedges", "sessions new/skipped", "seconds"]  # fmt: skip
     assert "…" not in result.stdout
-    kept, considered = map(int, re.search(r"kept (\d+) of (\d+) facts", result.stdout).groups())
+    kept, considered = map(int, re.search(r"kept (\d+) of (\d+) candidate turns", result.stdout).groups())
     as_json = run(
         "query", "--memory", "sample-1", "--json", "When did Tomas start volunteering at the community garden?"
     )

@@ -61,7 +61,7 @@ def test_to_dict_is_the_json_shape_of_the_candidates():
     for level in ("topics", "episodes", "facts", "turns"):
         assert out[level] == expected[level]
     assert out["stop"] == {"query_type": "precision", "rule": "80%-of-best", "cut_at": 1, "considered": 1,
-                           "threshold": 0.16}  # fmt: skip
+                           "threshold": 0.16, "counts": "facts"}  # fmt: skip
     assert out["config"]["turn_budget"] == 8 and out["analysis"]["query_type"] == "precision"
     step = result.turns[0].path[-1]
     assert (step.level, step.dia_id, step.reply_to, step.score) == ("turn", "D1:2", "D1:1", None)
