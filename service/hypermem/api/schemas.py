@@ -246,10 +246,10 @@ class JobSchema(Schema):
 class JsonNumber(fields.Float):
     """A JSON number (int or float), never a string or a boolean: ``"0.3"`` is refused as integers are."""
 
-    def _validated(self, value):
+    def _deserialize(self, value, attr, data, **kwargs):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.make_error("invalid")
-        return super()._validated(value)
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 def _search_field(spec: SearchField) -> fields.Field:

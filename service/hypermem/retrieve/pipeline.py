@@ -115,8 +115,6 @@ class Retriever:
         else:
             stop = self._stop(facts, analysis, cfg)
             size = self._evidence_size(facts, stop, cfg)
-            if cfg.stopping == "adaptive" and len(self._turns(facts[: stop.cut_at], 10**6, cfg.replies)) > size:
-                stop.rule += f" (turn budget {cfg.turn_budget})"  # the budget, not the rule, cut the turns read
         turns = self._turns(ranked, size, cfg.replies)
         selection = self.turn_selector.select(text, turns)
         kept = {t["dia_id"] for t in turns}
@@ -333,11 +331,14 @@ class Retriever:
     def _evidence_size(self, facts: list[dict], stop: StopDecision, cfg: SearchConfig) -> int:
         """How many turns to return: ``turn_budget`` (fixed stopping), or the source turns of the facts the
         adaptive rule kept, never fewer than ``min(min_facts, turn_budget)``: a memory with few facts (a short
-        statement such as "I moved to Paris." makes none) still gets its turns from the turn-level legs."""
+        statement such as "I moved to Paris." makes none) still gets its turns from the turn-level legs. When
+        the budget, not the rule, cut the kept facts' turns, ``stop.rule`` says so."""
         if cfg.stopping == "fixed":
             return cfg.turn_budget
-        kept = len(self._turns(facts[: stop.cut_at], cfg.turn_budget, cfg.replies))
-        return max(kept, min(cfg.min_facts, cfg.turn_budget))
+        kept = len(self._turns(facts[: stop.cut_at], cfg.turn_budget + 1, cfg.replies))  # one more: did it bind?
+        if kept > cfg.turn_budget:
+            stop.rule += f" (turn budget {cfg.turn_budget})"
+        return max(min(kept, cfg.turn_budget), min(cfg.min_facts, cfg.turn_budget))
 
     def _ranked_turns(
         self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig, persons: list[str]
