@@ -198,6 +198,8 @@ def test_rrf_stop_says_when_the_turn_budget_cut_the_turns(ask):
 def test_fixed_stopping_and_turn_budget(ask):
     result = ask("What did Omar say about his puppy?", stopping="fixed", turn_budget=3)
     assert result.stop.rule.startswith("fixed-k")
+    # with the learned turn ranker the fixed cut is over its candidate turns
+    assert (result.stop.counts, result.stop.cut_at) == ("candidate turns", 3) and result.stop.considered >= 3
     assert len(result.turns) <= 3
     assert len({t.dia_id for t in result.turns}) == len(result.turns)
 

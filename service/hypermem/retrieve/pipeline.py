@@ -19,6 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +113,10 @@ class Retriever:
             stop = evidence_share_cut(evidence, analysis.query_type, budget=cfg.turn_budget,
                                       scale=self.turn_ranker.share_scale)  # fmt: skip
             size = stop.cut_at
+        elif evidence is not None:  # fixed: the top turn_budget of the ranker's candidate turns
+            stop = replace(cut(sorted(evidence, reverse=True), analysis.query_type, mode="fixed", k=cfg.turn_budget),
+                           counts="candidate turns")  # fmt: skip
+            size = cfg.turn_budget
         else:
             stop = self._stop(facts, analysis, cfg)
             size = self._evidence_size(facts, stop, cfg)
