@@ -23,7 +23,7 @@ ElementKind = Literal["Person", "Time", "Location"]
 FactKind = Literal["fact", "passage"]
 LABELS = (
     "Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge",
-    "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey", "MemoryLock",
+    "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey", "MemoryLock", "Term",
 )  # fmt: skip
 SEARCH_LABELS = ("Turn", "Episode", "Topic", "Fact")  # full-text indexed, and vector indexed below
 # (label, property) pairs that carry a vector index. ``embedding`` holds the propagated vector
@@ -35,6 +35,7 @@ VECTOR_INDEXES = (
     ("Episode", "embedding_raw"),
     ("Fact", "embedding"),
     ("Fact", "embedding_raw"),
+    ("Term", "embedding"),  # the store-wide vocabulary (hypermem.vocabulary)
 )
 
 

@@ -51,6 +51,7 @@ def reindex(settings: Settings, store: GraphStore, embedder: Embedder, *,
         meta.get("embedding_model"), meta.get("dimension"), settings.embedding_model, embedder.dimension
     )
     store.drop_vector_indexes()
+    store.delete_terms()  # the vocabulary's vectors are the old model's; the ingest below adds them anew
     ingestor = Ingestor(settings, store, embedder, ingest_stages(settings, embedder))
     for memory_id in store.memory_ids():
         with MemoryLock(store, memory_id, "reindex", lease_s=settings.lock_lease_s, wait_s=settings.lock_wait_s):

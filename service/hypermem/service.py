@@ -15,6 +15,7 @@ from hypermem.embed import Embedder
 from hypermem.locks import MemoryLock
 from hypermem.model import Conversation, Message
 from hypermem.store import GraphStore, open_store
+from hypermem.vocabulary import ensure_vocabulary
 
 if TYPE_CHECKING:
     from hypermem.retrieve.result import QueryResult
@@ -29,6 +30,7 @@ class MemoryService:
         self.embedder = embedder
         self.use_llm = settings.llm_enabled if use_llm is None else use_llm
         self.store.ensure_schema(settings.embedding_model, embedder.dimension)
+        ensure_vocabulary(self.store, embedder)
 
     @classmethod
     def open(

@@ -46,6 +46,7 @@ from hypermem.ingest.turns import IngestInputError, session_hash, to_turns, vali
 from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node_id
 from hypermem.store import GraphStore
 from hypermem.store.ids import key
+from hypermem.vocabulary import add_words
 
 if TYPE_CHECKING:
     from hypermem.stages import IngestStages
@@ -132,6 +133,7 @@ class Ingestor:
                     self._build_episodes(memory_id, session)
                     self._build_facts(memory_id, session)
             self._embed_facts(sessions)
+            add_words(self.store, self.embedder, (t.text for s in sessions for t in s.turns))
             self._write(memory_id, self._plan(memory_id, sessions), progress)
         report.elapsed_s = round(time.perf_counter() - started, 3)
         return self._count(report)

@@ -31,6 +31,7 @@ from hypermem.errors import HypermemError
 from hypermem.retrieve.analysis import QueryAnalysis
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SearchConfig
 from hypermem.retrieve.context import build_context
+from hypermem.retrieve.expansion import QueryExpander
 from hypermem.retrieve.fusion import Fused, rrf
 from hypermem.retrieve.recency import apply_recency, successors_first
 from hypermem.retrieve.rerank import Reranker
@@ -79,6 +80,7 @@ class Retriever:
         self.answerer = stages.answerer
         self.reranker = Reranker(settings.reranker_model)
         self.turn_ranker = load_model(settings.turn_ranker_model)
+        self.expander = QueryExpander(store, embedder)
 
     # --- one level: BM25 + dense, fused with RRF ---------------------------------------------
     def _rank(self, label: str, memory_id: str, text: str, vector: np.ndarray, k: int, cfg: SearchConfig,
@@ -419,6 +421,7 @@ class Retriever:
         for hit in fact_bm25:  # best first: a turn keeps its best fact's score
             for turn_id in fact_turns.get(hit.id, []):
                 fact_bm25_scores.setdefault(turn_id, hit.score)
+        expanded = self.expander.expand(text, persons)
         lists = TurnLists(
             hierarchy=hierarchy,
             turn_bm25=[h.id for h in turn_bm25],
@@ -427,6 +430,7 @@ class Retriever:
             fact_dense=turns_of(fact_dense),
             turn_bm25_scores={h.id: h.score for h in turn_bm25},
             fact_bm25_scores=fact_bm25_scores,
+            turn_bm25_expanded=[h.id for h in self.store.weighted_fulltext_search("Turn", memory_id, expanded, pool)],
         )
         candidates = lists.candidates()
         for source in sources[:NEIGHBOR_SOURCES]:

@@ -14,6 +14,8 @@ its test conversation. ``DEFAULT_MODEL`` was fitted on the 7 LoCoMo dev conversa
 
 Features (``FEATURES``):
 - ``hierarchy``, ``turn_bm25``, ``turn_dense``, ``fact_bm25``, ``fact_dense``: reciprocal ranks per leg;
+- ``turn_bm25_expanded``: the reciprocal rank in BM25 over turns for the query expanded through the store's
+  vocabulary (``hypermem.retrieve.expansion``: "books" also asks for "novel", "reading");
 - ``neighbor_hierarchy``: the best hierarchy reciprocal rank of the previous or next turn (evidence
   sits next to what the hierarchy found: the answer after a question, the second half of a story);
 - ``speaker_named``: 1 when the query names the turn's speaker (HingeMem's Person element);
@@ -50,9 +52,11 @@ LENGTH_CAP = 1000  # characters; a longer turn's passages carry the rest
 MAX_WEIGHT = 1e4  # a fitted weight is below 100; this bound keeps every logit finite
 NEIGHBOR_SOURCES = 10  # the neighbours of the hierarchy's best turns join the candidates
 
-RANK_FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy")
-FEATURES = (*RANK_FEATURES, "speaker_named", "asks", "length", "bm25_matched", "query_coverage", "window_coverage",
-            "mentions_time", "when_mentions_time", "turn_bm25_relative", "fact_bm25_relative")  # fmt: skip
+RANK_FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy",
+                 "turn_bm25_expanded")  # fmt: skip
+FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy", "speaker_named", "asks", "length", "bm25_matched", "query_coverage", "window_coverage",
+            "mentions_time", "when_mentions_time", "turn_bm25_relative", "fact_bm25_relative",
+            "turn_bm25_expanded")  # fmt: skip
 _ASKS_WHEN = re.compile(
     r"^\s*when\b|\bwhat (date|day|month|year|time)\b|\bhow long ago\b|\bwhich (year|month|day)\b", re.I
 )
@@ -74,11 +78,21 @@ class TurnLists:
     fact_dense: Sequence[str]
     turn_bm25_scores: Mapping[str, float] = field(default_factory=dict)
     fact_bm25_scores: Mapping[str, float] = field(default_factory=dict)
+    turn_bm25_expanded: Sequence[str] = ()
 
     def candidates(self) -> list[str]:
         """Every turn some leg returned, once, hierarchy first."""
         return list(
-            dict.fromkeys([*self.hierarchy, *self.turn_bm25, *self.turn_dense, *self.fact_bm25, *self.fact_dense])
+            dict.fromkeys(
+                [
+                    *self.hierarchy,
+                    *self.turn_bm25,
+                    *self.turn_dense,
+                    *self.fact_bm25,
+                    *self.fact_dense,
+                    *self.turn_bm25_expanded,
+                ]
+            )  # fmt: skip
         )
 
 
@@ -141,6 +155,7 @@ def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turn
             asks_when * time,
             turn_bm25.get(turn_id, 0.0),
             fact_bm25.get(turn_id, 0.0),
+            rr["turn_bm25_expanded"].get(turn_id, 0.0),
         )
     return rows
 
@@ -220,25 +235,26 @@ class TurnRankerModel:
 # scale calibrated on the same questions for the default budget of 8 turns.
 DEFAULT_MODEL = TurnRankerModel(
     {
-        "hierarchy": 10.3935,
-        "turn_bm25": 5.3640,
+        "hierarchy": 7.8654,
+        "turn_bm25": 0.0000,
         "turn_dense": 0.0000,
-        "fact_bm25": 1.9474,
-        "fact_dense": 13.4919,
-        "neighbor_hierarchy": 19.7146,
-        "speaker_named": 0.9764,
-        "asks": -0.8407,
-        "length": 1.1314,
-        "bm25_matched": -1.2127,
-        "query_coverage": -2.8256,
-        "window_coverage": 2.0268,
-        "mentions_time": 0.6781,
-        "when_mentions_time": 0.4251,
-        "turn_bm25_relative": 1.6088,
-        "fact_bm25_relative": 2.2158,
+        "fact_bm25": 0.0000,
+        "fact_dense": 11.7731,
+        "neighbor_hierarchy": 19.8223,
+        "speaker_named": 1.1190,
+        "asks": -0.7745,
+        "length": 0.9766,
+        "bm25_matched": -1.1510,
+        "query_coverage": -2.1547,
+        "window_coverage": 1.9431,
+        "mentions_time": 0.6342,
+        "when_mentions_time": 0.2994,
+        "turn_bm25_relative": 1.4707,
+        "fact_bm25_relative": 1.7590,
+        "turn_bm25_expanded": 19.1182,
     },
-    bias=-12.8531,
-    share_scale=6.09,
+    bias=-12.3617,
+    share_scale=6.63,
 )
 
 

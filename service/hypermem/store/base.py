@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from hypermem.errors import HypermemError
 from hypermem.model import VECTOR_INDEXES
 from hypermem.store import bm25, queries
 from hypermem.store.dialect import Dialect
+from hypermem.store.ids import term_id
 
 STATS_CACHE_SECONDS = 30.0
 MAX_FULLTEXT_MATCHES = 5000  # per search; beyond it df is counted on the first matches only
@@ -222,15 +223,51 @@ class GraphStore(ABC):
         allowed = set(candidates) if candidates is not None else None
         if allowed is not None and not allowed:
             return []
-        ranked = self._bm25_ranking(label, memory_id, text, words)
+        ranked = self._bm25_ranking(label, memory_id, words, dict.fromkeys(bm25.analyze(text), 1.0))
         if allowed is not None:
             ranked = [r for r in ranked if r[0] in allowed]
         return [Hit(doc_id, value) for doc_id, value in ranked[:k]]
 
-    def _bm25_ranking(self, label: str, memory_id: str, text: str, words: list[str]) -> list[tuple[str, float]]:
-        """Every match of ``words`` in the memory scored by BM25, best first; the same query text within
-        ``STATS_CACHE_SECONDS`` reuses it (a query searches facts twice: memory-wide, then within candidates)."""
-        key = (label, memory_id, text)
+    def weighted_fulltext_search(self, label: str, memory_id: str, weights: Mapping[str, float], k: int) -> list[Hit]:
+        """Top-``k`` nodes of ``label`` in ``memory_id`` by BM25 for words with weights (``{word: weight > 0}``, an
+        expanded query: ``hypermem.retrieve.expansion``), best first. A word's stem counts with its weight (the
+        largest, when words share a stem). At most ``bm25.MAX_EXPANDED_WORDS`` words, the first ones; unsafe ones are
+        dropped like a query's (``bm25.query_words``)."""
+        words = bm25.query_words(" ".join(w for w, weight in weights.items() if weight > 0), bm25.MAX_EXPANDED_WORDS)
+        stems: dict[str, float] = {}
+        for word in words:
+            for term in bm25.analyze(word):
+                stems[term] = max(stems.get(term, 0.0), weights.get(word, 1.0))
+        if not stems or k <= 0:
+            return []
+        return [Hit(doc_id, value) for doc_id, value in self._bm25_ranking(label, memory_id, words, stems)[:k]]
+
+    def nearest_terms(self, words: Sequence[str], k: int,
+                      vectors: Mapping[str, Sequence[float]] | None = None) -> dict[str, list[tuple[str, float]]]:  # fmt: skip
+        """The ``k`` words of the store-wide vocabulary (``hypermem.vocabulary``) nearest each of ``words`` by cosine
+        (approximate: the native vector index), best first: ``{word: [(neighbour, cosine)]}``. A word is searched
+        with its vector in ``vectors``, else with its stored Term's; a word with neither is left out."""
+        given = {w: [float(x) for x in v] for w, v in (vectors or {}).items() if w in words}
+        stored = {term_id(w): w for w in words if w not in given}
+        out: dict[str, list[tuple[str, float]]] = {}
+        if k <= 0:
+            return out
+        if stored:
+            for row in self.run_cypher(self.dialect.nearest_terms(stored=True), {"ids": list(stored), "k": k}):
+                out.setdefault(stored[row["of"]], []).append((row["word"], float(row["score"])))
+        if given:
+            order = list(given)
+            rows = self.run_cypher(self.dialect.nearest_terms(stored=False), {"vectors": list(given.values()), "k": k})
+            for row in rows:
+                out.setdefault(order[int(row["of"])], []).append((row["word"], float(row["score"])))
+        return out
+
+    def _bm25_ranking(self, label: str, memory_id: str, words: list[str],
+                      weights: Mapping[str, float]) -> list[tuple[str, float]]:  # fmt: skip
+        """Every match of ``words`` in the memory scored by BM25 over the analyzed terms ``weights``, best first; the
+        same query within ``STATS_CACHE_SECONDS`` reuses it (a query searches facts twice: memory-wide, then within
+        candidates)."""
+        key = (label, memory_id, tuple(words), tuple(sorted(weights.items())))
         cached = self._ranking_cache.get(key)
         if cached is not None and time.monotonic() - cached[0] < STATS_CACHE_SECONDS:
             return cached[1]
@@ -244,7 +281,7 @@ class GraphStore(ABC):
                 "limit": MAX_FULLTEXT_MATCHES,
             },
         )
-        ranked = bm25.score(text, matches, self._corpus_stats(label, memory_id))
+        ranked = bm25.weighted_score(weights, matches, self._corpus_stats(label, memory_id))
         self._ranking_cache[key] = (time.monotonic(), ranked)
         return ranked
 
@@ -272,9 +309,17 @@ class GraphStore(ABC):
     # --- lifecycle of a memory -------------------------------------------------------------
     def delete_memory(self, memory_id: str) -> int:
         """Remove every node of ``memory_id`` (and so every relationship touching one). Returns nodes removed."""
+        return self._delete_in_batches("maintain/delete_memory_batch", memory_id=memory_id)
+
+    def delete_terms(self) -> int:
+        """Remove the store-wide vocabulary (``hypermem.vocabulary``: every Term node). Returns nodes removed."""
+        return self._delete_in_batches("maintain/delete_terms_batch")
+
+    def _delete_in_batches(self, name: str, **params: Any) -> int:
+        """Run the delete query ``name`` (5,000 nodes a call, returning ``deleted``) until nothing is left."""
         removed = 0
         while True:
-            rows = self.query("maintain/delete_memory_batch", memory_id=memory_id, limit=5000)
+            rows = self.query(name, limit=5000, **params)
             count = int(rows[0]["deleted"]) if rows else 0
             removed += count
             if count == 0:

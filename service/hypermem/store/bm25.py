@@ -22,7 +22,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -32,6 +32,7 @@ from bm25s.stopwords import STOPWORDS_EN
 K1 = 1.5
 B = 0.75
 MAX_QUERY_WORDS = 32
+MAX_EXPANDED_WORDS = 160  # an expanded query's words (hypermem.retrieve.expansion): its own and their neighbours
 ANALYZED_CACHE = 50_000  # texts
 STOP_WORDS = frozenset(STOPWORDS_EN)
 _WORD = re.compile(r"(?u)\b\w\w+\b")
@@ -55,11 +56,11 @@ def analyze(text: str) -> tuple[str, ...]:
     return tuple(_stem([w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]))
 
 
-def query_words(text: str) -> list[str]:
+def query_words(text: str, limit: int = MAX_QUERY_WORDS) -> list[str]:
     """Words of a user query the engine can OR safely: letters/digits only, no stop words, deduplicated.
 
     No engine operator (``- | * % : " ( )`` for RediSearch; ``+ - && || ! ( ) { } [ ] ^ " ~ * ? : \\ /``
-    and upper-case AND/OR/NOT for Lucene) survives. At most ``MAX_QUERY_WORDS``; ``[]`` when none.
+    and upper-case AND/OR/NOT for Lucene) survives. At most ``limit`` (the first ones); ``[]`` when none.
     """
     seen: dict[str, None] = {}
     for word in _WORD.findall(text.lower()):
@@ -67,7 +68,7 @@ def query_words(text: str) -> list[str]:
             continue
         for part in _SAFE.findall(word):
             seen.setdefault(part, None)
-    return list(seen)[:MAX_QUERY_WORDS]
+    return list(seen)[:limit]
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,16 @@ def score(query: str, matches: Iterable[dict], stats: CorpusStats) -> list[tuple
     (it differs between a process that just wrote the index and one that opened it). df(t) = matched documents whose text holds t and whose
     speaker does not, plus every document of a speaker whose name holds t (``stats.speakers``).
     """
-    terms = set(analyze(query))
+    return weighted_score(dict.fromkeys(analyze(query), 1.0), matches, stats)
+
+
+def weighted_score(
+    weights: Mapping[str, float], matches: Iterable[dict], stats: CorpusStats
+) -> list[tuple[str, float]]:
+    """``score`` for a query given as analyzed terms with weights (term -> w > 0): each term's BM25 part is
+    multiplied by its weight (an expanded query, ``hypermem.retrieve.expansion``). ``matches`` must hold every
+    document with any of the terms, as the engine's OR query returns them."""
+    terms = {t for t, w in weights.items() if w > 0}
     if not terms or not stats.documents:
         return []
     speaker_terms = {s: set(analyze(s)) for s in stats.speakers if s}
@@ -120,7 +130,7 @@ def score(query: str, matches: Iterable[dict], stats: CorpusStats) -> list[tuple
     scored = []
     for doc_id, tf, length in docs:
         norm = K1 * (1 - B + B * length / avgdl)
-        value = sum(idf[t] * f / (f + norm) for t, f in tf.items() if t in idf)
+        value = sum(weights[t] * idf[t] * f / (f + norm) for t, f in tf.items() if t in idf)
         if value > 0:
             scored.append((doc_id, value))
     scored.sort(key=lambda s: (-s[1], s[0]))

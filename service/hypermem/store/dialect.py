@@ -52,16 +52,21 @@ class Dialect(ABC):
         """DDL dropping every vector index (before re-embedding at another dimension)."""
 
     @abstractmethod
-    def _ann_call(self, label: str, prop: str) -> str:
-        """``CALL`` of the native vector index yielding ``node, score`` (params ``kk``, ``vector``)."""
+    def _ann_call(self, label: str, prop: str, vector: str | None = None, k: str = "$kk") -> str:
+        """``CALL`` of the native vector index yielding ``node, score``: the ``k`` nearest to ``vector`` (Cypher
+        expressions; a vector is a stored one or ``_list_vector(...)``; by default the params ``kk`` and ``vector``)."""
 
     @abstractmethod
-    def _ann_similarity(self, prop: str) -> str:
-        """Expression turning the ANN ``score`` of ``node.{prop}`` into cosine similarity."""
+    def _list_vector(self, expression: str) -> str:
+        """``expression`` (a list of floats, e.g. a parameter) as this engine's vector type."""
 
     @abstractmethod
-    def _cosine(self, prop: str) -> str:
-        """Expression: cosine similarity of ``node.{prop}`` and ``$vector``."""
+    def _ann_similarity(self, prop: str, vector: str | None = None) -> str:
+        """Expression turning the ANN ``score`` of ``node.{prop}`` (searched with ``vector``) into cosine similarity."""
+
+    @abstractmethod
+    def _cosine(self, prop: str, vector: str | None = None) -> str:
+        """Expression: cosine similarity of ``node.{prop}`` and ``vector`` (default: the param ``vector``)."""
 
     @abstractmethod
     def _fulltext_call(self, label: str) -> str:
@@ -87,6 +92,19 @@ class Dialect(ABC):
         return (
             f"{match}WHERE node.memory_id = $memory_id AND node.{prop} IS NOT NULL "
             f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC LIMIT $k"
+        )
+
+    def nearest_terms(self, stored: bool) -> str:
+        """The ``$k`` Term words nearest each query vector (store-wide: the vocabulary has no memory). ``stored``:
+        the vectors of the Terms ``$ids`` (query words the vocabulary holds), else the vectors ``$vectors``.
+        Returns of (the Term id, or the vector's index), word, score (cosine)."""
+        if stored:
+            head, vector, of = "UNWIND $ids AS tid MATCH (w:Term {id: tid}) ", "w.embedding", "tid"
+        else:
+            head, vector, of = "UNWIND range(0, size($vectors) - 1) AS i ", self._list_vector("$vectors[i]"), "i"
+        return (
+            f"{head}{self._ann_call('Term', 'embedding', vector, '$k')} RETURN {of} AS of, node.word AS word, "
+            f"{self._ann_similarity('embedding', vector)} AS score ORDER BY of, score DESC"
         )
 
     def fulltext(self, label: str) -> str:
@@ -139,14 +157,18 @@ class FalkorDialect(Dialect):
     def vector_drop_statements(self) -> list[str]:
         return [f"DROP VECTOR INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in VECTOR_INDEXES]
 
-    def _ann_call(self, label: str, prop: str) -> str:
-        return f"CALL db.idx.vector.queryNodes('{label}', '{prop}', $kk, vecf32($vector)) YIELD node, score"
+    def _ann_call(self, label: str, prop: str, vector: str | None = None, k: str = "$kk") -> str:
+        vector = vector or self._list_vector("$vector")
+        return f"CALL db.idx.vector.queryNodes('{label}', '{prop}', {k}, {vector}) YIELD node, score"
 
-    def _ann_similarity(self, prop: str) -> str:
+    def _list_vector(self, expression: str) -> str:
+        return f"vecf32({expression})"
+
+    def _ann_similarity(self, prop: str, vector: str | None = None) -> str:
         return "1.0 - score"  # FalkorDB returns cosine distance
 
-    def _cosine(self, prop: str) -> str:
-        return f"1.0 - vec.cosineDistance(node.{prop}, vecf32($vector))"
+    def _cosine(self, prop: str, vector: str | None = None) -> str:
+        return f"1.0 - vec.cosineDistance(node.{prop}, {vector or self._list_vector('$vector')})"
 
     def _fulltext_call(self, label: str) -> str:
         return f"CALL db.idx.fulltext.queryNodes('{label}', $text) YIELD node, score"
@@ -203,18 +225,20 @@ class Neo4jDialect(Dialect):
     def vector_drop_statements(self) -> list[str]:
         return [f"DROP INDEX {self.vector_index_name(label, prop)} IF EXISTS" for label, prop in VECTOR_INDEXES]
 
-    def _ann_call(self, label: str, prop: str) -> str:
-        return (
-            f"CALL db.index.vector.queryNodes('{self.vector_index_name(label, prop)}', $kk, $vector) YIELD node, score"
-        )
+    def _ann_call(self, label: str, prop: str, vector: str | None = None, k: str = "$kk") -> str:
+        index = self.vector_index_name(label, prop)
+        return f"CALL db.index.vector.queryNodes('{index}', {k}, {vector or '$vector'}) YIELD node, score"
 
-    def _ann_similarity(self, prop: str) -> str:
+    def _list_vector(self, expression: str) -> str:
+        return expression
+
+    def _ann_similarity(self, prop: str, vector: str | None = None) -> str:
         # Neo4j 5.23+ quantizes vector indexes: the index's (1 + cos) / 2 is approximate, so the
         # oversampled candidates are rescored exactly (the same float32 cosine FalkorDB returns).
-        return self._cosine(prop)
+        return self._cosine(prop, vector)
 
-    def _cosine(self, prop: str) -> str:
-        return f"2.0 * vector.similarity.cosine(node.{prop}, $vector) - 1.0"
+    def _cosine(self, prop: str, vector: str | None = None) -> str:
+        return f"2.0 * vector.similarity.cosine(node.{prop}, {vector or '$vector'}) - 1.0"
 
     def _fulltext_call(self, label: str) -> str:
         return f"CALL db.index.fulltext.queryNodes('{self.fulltext_index_name(label)}', $text) YIELD node, score"

@@ -41,3 +41,9 @@ def key(value: str) -> str:
 def name_key(name: str) -> str:
     """The key of an element name: case- and space-insensitive (``"Dark  Mode"`` = ``"dark mode"``)."""
     return key(" ".join(normalise(name).casefold().split()))
+
+
+def term_id(word: str) -> str:
+    """The unique ``id`` of a vocabulary word's Term node (``hypermem.vocabulary``; store-wide, no memory):
+    ``"term/" + key(word)``."""
+    return f"term/{key(word)}"

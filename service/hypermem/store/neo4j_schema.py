@@ -97,8 +97,14 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
     class MemoryLock(Node):
         pass
 
+    class Term(Node):
+        """A word of the store-wide vocabulary (``hypermem.vocabulary``); no ``memory_id``."""
+
+        word = StringProperty()
+        embedding = vector()
+
     classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState,
-               IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock]  # fmt: skip
+               IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock, Term]  # fmt: skip
     assert tuple(cls.__label__ for cls in classes) == LABELS
     return classes
 

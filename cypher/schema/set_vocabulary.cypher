@@ -1,0 +1,3 @@
+// Record that the store's vocabulary (Term nodes) covers every stored turn, at version $version.
+MERGE (m:StoreMeta {id: 'meta'})
+SET m.vocabulary = $version

@@ -1,0 +1,78 @@
+"""Query expansion through the store's vocabulary: a query's words and their nearest words (issue 11).
+
+"What books has John read?" shares no word with "I'm reading *Dune*, a novel by Frank Herbert", and a
+sentence embedding of the whole turn dilutes its one relevant phrase. Each content word of the query
+(``hypermem.vocabulary.words``, minus the names of the persons it mentions: the speaker feature
+carries those) is embedded alone and looked up in the store-wide vocabulary of words the dialogue
+uses (``Term`` nodes); the neighbours within ``MIN_COSINE`` join the query with weight cos², the
+query's own words with weight 1. ``GraphStore.weighted_fulltext_search`` then ranks turns by BM25 over
+that weighted query: the turn ranker's ``turn_bm25_expanded`` leg (``hypermem.retrieve.turn_ranker``).
+
+Measured offline on the 7 LoCoMo dev conversations (leave one conversation out, turn ranker refitted
+per fold, fixed 8 turns): 0.782 without this leg, 0.790 with it (multi-hop 0.422 → 0.460).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Collection
+
+import numpy as np
+
+from hypermem.embed import Embedder
+from hypermem.store import GraphStore
+from hypermem.store.bm25 import MAX_EXPANDED_WORDS, MAX_QUERY_WORDS, analyze
+from hypermem.vocabulary import words
+
+NEIGHBOURS = 30  # vocabulary words looked up per query word (store-wide ANN)
+MIN_COSINE = 0.45  # a neighbour joins the query from this cosine with the query word
+WORD_VECTOR_CACHE = 4096  # query words outside the vocabulary whose vectors this process keeps
+
+
+class QueryExpander:
+    """``expand(query, persons)`` -> ``{word: weight}`` over ``store``'s vocabulary, with ``embedder``'s vectors."""
+
+    def __init__(self, store: GraphStore, embedder: Embedder):
+        self.store = store
+        self.embedder = embedder
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # request threads share the cache
+
+    def expand(self, query: str, persons: Collection[str]) -> dict[str, float]:
+        """The query's content words (weight 1.0) and their vocabulary neighbours (weight cos², a stem once, the
+        query's own stems never again): at most ``MAX_QUERY_WORDS`` of its own and ``MAX_EXPANDED_WORDS`` in all,
+        best first; ``{}`` for no content word."""
+        names = {part for p in persons for part in words(p)}
+        own = [w for w in words(query) if w not in names][:MAX_QUERY_WORDS]
+        if not own:
+            return {}
+        expanded = dict.fromkeys(own, 1.0)
+        stems = {t for w in own for t in analyze(w)}
+        neighbours = []
+        for nearest in self._nearest(own).values():
+            neighbours += [(score * score, word) for word, score in nearest if score >= MIN_COSINE]
+        for weight, word in sorted(neighbours, key=lambda n: (-n[0], n[1])):
+            if len(expanded) == MAX_EXPANDED_WORDS:
+                break
+            word_stems = set(analyze(word))
+            if word_stems and not word_stems & stems:
+                expanded[word] = weight
+                stems |= word_stems
+        return expanded
+
+    def _nearest(self, own: list[str]) -> dict[str, list[tuple[str, float]]]:
+        """Each word's ``NEIGHBOURS`` in the vocabulary. A word the dialogue uses is searched with its stored vector
+        (no model call); the others are embedded once per process (``WORD_VECTOR_CACHE``)."""
+        with self._lock:
+            cached = {w: self._vectors[w] for w in own if w in self._vectors}
+        nearest = self.store.nearest_terms(own, NEIGHBOURS, vectors=cached)
+        missing = [w for w in own if w not in nearest and w not in cached]
+        if missing:
+            vectors = dict(zip(missing, self.embedder.encode(missing)))
+            nearest.update(self.store.nearest_terms(missing, NEIGHBOURS, vectors=vectors))
+            with self._lock:
+                self._vectors.update(vectors)
+                while len(self._vectors) > WORD_VECTOR_CACHE:
+                    self._vectors.popitem(last=False)
+        return nearest
