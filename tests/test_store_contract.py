@@ -509,6 +509,27 @@ def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedde
     assert np.array_equal(np.asarray([r["embedding"] for r in stored], dtype=np.float32), written)
 
 
+def test_rewriting_a_vector_replaces_it(store, memory, embedder):
+    """A second write of a node's vector stores the new one (FalkorDB 4.16 kept the old one on a bare SET)."""
+    rows = _graph_rows(memory, embedder)
+    _write_graph(store, memory, embedder)
+    other = embedder.encode(["a different sentence about tax returns and spreadsheets"])[0].tolist()
+    turn = {**rows["write/turns"][0], "embedding": other}
+    topic = {**rows["write/topics"][0], "embedding": other}
+    episode = rows["write/episodes"][0]["id"]
+    store.write("write/turns", [turn])
+    store.write("write/topics", [topic])
+    store.write("write/episode_embeddings", [{"id": episode, "embedding": other}])
+    stored = store.run_cypher(
+        "MATCH (n) WHERE n.id IN $ids RETURN n.id AS id, n.embedding AS embedding",
+        {"ids": [turn["id"], topic["id"], episode]},
+    )
+    assert len(stored) == 3
+    for row in stored:
+        assert np.array_equal(np.asarray(row["embedding"], dtype=np.float32), np.float32(other)), row["id"]
+    assert store.vector_search("Turn", memory, other, 1)[0].id == turn["id"]
+
+
 def test_rows_with_vectors_go_in_smaller_batches(store, memory, embedder):
     """A write batch holds the engine's write lock: vector rows use ``vector_write_batch_size``."""
     rows = _graph_rows(memory, embedder)
