@@ -12,10 +12,12 @@ from datetime import datetime
 
 import numpy as np
 from conftest import make_testconv_record, topic_similarity
+from support.counting import CountingEmbedder
 
 from hypermem.ingest.locomo import conversation_from_record
 from hypermem.ingest.topics import TOPIC_CENTER_PRIOR
 from hypermem.model import Message
+from hypermem.vocabulary import vocabulary
 
 
 def _ingest_copy(svc, memory_id: str):
@@ -206,3 +208,57 @@ def test_moving_every_message_out_of_a_session_leaves_it_empty(hm_service):
     report = hm_service.ingest_messages(memory, moved)
     assert (report.sessions_ingested, report.updated, report.turns, report.persons, report.locations) == (2, 2, 2, 2, 1)
     assert {e["session"] for e in _episodes(hm_service, memory).values()} == {"s3"}
+
+
+def _vectors(svc, memory_id: str) -> dict[tuple[str, str], list[float]]:
+    """Every vector of the memory's turns, facts and episodes, by (local id, property)."""
+    rows = svc.store.run_cypher(
+        "MATCH (n) WHERE n.memory_id = $m AND (n:Turn OR n:Fact OR n:Episode) "
+        "RETURN n.id AS id, n.embedding AS embedding, n.embedding_raw AS raw",
+        {"m": memory_id},
+    )
+    out = {}
+    for row in rows:
+        local = row["id"].split("/", 1)[1]
+        out[(local, "embedding")] = row["embedding"]
+        if row["raw"] is not None:
+            out[(local, "embedding_raw")] = row["raw"]
+    return out
+
+
+def test_an_edited_message_re_embeds_only_its_changed_texts(hm_service):
+    """Re-ingesting a conversation with one line of a long message edited sends the model only the texts the
+    memory holds no vector of (that turn, the passages holding the line), and stores exactly the vectors of an
+    ingest from scratch of the edited conversation."""
+    from long_messages import coding_chat
+
+    from hypermem.ingest.pipeline import Ingestor
+
+    def ingest(memory_id: str, messages: list[Message]) -> list[str]:
+        counting = CountingEmbedder(hm_service.embedder)
+        ingestor = Ingestor(hm_service.settings, hm_service.store, counting, hm_service.ingestor.stages)
+        ingestor.ingest(memory_id, messages)
+        return counting.sent
+
+    original = conversation_from_record(make_testconv_record("reuse")).messages + coding_chat(12_000)
+    prose = [p for p in original[-4].text.split("\n") if p.startswith("For the ")]
+    line = prose[len(prose) // 2]  # one prose line mid-answer
+    edited = [Message(m.message_id, m.speaker, m.text.replace(line, line + " Edited."), m.timestamp, m.session_id)
+              if m.message_id == "C1:4" else m for m in original]  # fmt: skip
+    assert original[-4].message_id == "C1:4" and edited[-4].text != original[-4].text
+
+    first = ingest("reuse", original)
+    assert len(first) == len(set(first)) > 50  # 29 turns and the passages; each distinct text once
+    again = ingest("reuse", edited)
+    scratch = ingest("reuse-scratch", edited)
+    expected = set(scratch) - set(first)
+    # and the store-wide vocabulary embeds a word new to it (unless another test's memory used it first)
+    new_words = set(again) & vocabulary([edited[-4].text])
+    assert new_words <= {"edited"}
+    assert len(again) == len(set(again)) and set(again) - new_words == expected
+    assert f"assistant: {edited[-4].text}" in again and 2 <= len(again) - len(new_words) <= 4  # the turn, 1-3 passages
+    assert _vectors(hm_service, "reuse") == _vectors(hm_service, "reuse-scratch")
+
+    # the same words from another speaker are another text
+    moved = Message("D1:3", "Omar", original[2].text, original[2].timestamp, original[2].session_id)
+    assert ingest("reuse", [moved]) == [f"Omar: {original[2].text}"]

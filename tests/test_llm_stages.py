@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import numpy as np
 import pytest
 from llm_double import ScriptedClient
+from support.counting import CountingEmbedder
 
 from hypermem.ingest.pipeline import Ingestor
 from hypermem.model import Message
 from hypermem.retrieve.pipeline import Retriever
 from hypermem.stages import ingest_stages, retrieval_stages
+from hypermem.vocabulary import vocabulary
 
 MEMORY = "llm-stages"
 WHEN = datetime(2023, 5, 8, 18, 30)
@@ -36,14 +39,18 @@ def _fact(content: str, *dia_ids: str) -> dict:
             "source_dia_ids": list(dia_ids)}  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def ingested(hm_service):
-    client = ScriptedClient(
+def _client() -> ScriptedClient:
+    return ScriptedClient(
         segment_episodes=[{"episodes": [{"start_idx": 0, "end_idx": 2, "title": "Pixel", "summary": ""},
                                         {"start_idx": 3, "end_idx": 3, "title": "Bakery", "summary": ""}]}],
         extract_facts=[{"facts": [_fact(ADOPTED, "L1"), _fact(HIDES, "L2", "L3")]}, {"facts": []}],
         topic_decision=[{"action": "new", "topic_id": None, "title": "Bakery job", "summary": ""}],
     )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def ingested(hm_service):
+    client = _client()
     stages = ingest_stages(hm_service.settings, hm_service.embedder, client)
     ingestor = Ingestor(hm_service.settings, hm_service.store, hm_service.embedder, stages)
     return ingestor.ingest(MEMORY, MESSAGES), client
@@ -81,6 +88,28 @@ def test_llm_ingest_stores_the_llm_facts_with_their_source_dia_ids(ingested, hm_
     fallback = [c for c in facts if c not in (ADOPTED, HIDES)]
     assert len(fallback) == 1 and fallback[0].startswith("Ben said on ") and "bakery" in fallback[0]
     assert facts[fallback[0]] == (f"{MEMORY}/episode/L4", ["L4"])
+
+
+def test_an_edited_turn_re_embeds_only_its_own_text_on_the_llm_path(hm_service):
+    """Rebuilt after an edit, the session's LLM facts (same content) keep their stored vectors: the model
+    is sent the edited turn alone (its no-LLM fact's vector is derived from it, not embedded)."""
+
+    def ingest(messages: list[Message]) -> list[str]:
+        counting = CountingEmbedder(hm_service.embedder)
+        stages = ingest_stages(hm_service.settings, hm_service.embedder, _client())
+        Ingestor(hm_service.settings, hm_service.store, counting, stages).ingest("llm-reuse", messages)
+        return counting.sent
+
+    first = ingest(MESSAGES)
+    assert f"Ana: {MESSAGES[0].text}" in first and ADOPTED in first and HIDES in first
+    edited = Message("L4", "Ben", "I start my new job at the bakery on Tuesday.", WHEN, "1")
+    # besides the words new to the store-wide vocabulary (which ones depends on what the store holds already)
+    sent = ingest([*MESSAGES[:3], edited])
+    assert [t for t in sent if t not in vocabulary([edited.text])] == [f"Ben: {edited.text}"]
+    stored = hm_service.store.run_cypher(
+        "MATCH (f:Fact) WHERE f.memory_id = 'llm-reuse' AND f.content = $c RETURN f.embedding_raw AS v", {"c": ADOPTED}
+    )
+    assert np.array_equal(np.float32(stored[0]["v"]), hm_service.embedder.encode([ADOPTED])[0])
 
 
 def test_llm_query_keeps_the_selected_turns_and_answers(ingested, hm_service):

@@ -3,6 +3,8 @@ after an incremental write, and as seen by a second store handle on the same emb
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from hypermem.config import Settings
@@ -90,6 +92,29 @@ def test_speaker_names_count_as_terms():
     # df(alice) = 2 Alice documents + 1 text mention by Bob; both matches hold "alice" and "kite" once.
     assert set(ranked) == {"a", "b"}
     assert ranked["a"] > ranked["b"]  # "a" is shorter (3 terms vs 4)
+
+
+def test_scores_follow_the_formula_with_repeated_terms_names_and_idle_matches():
+    """The documented formula, by hand: tf counts repeats, a speaker's name is a term of each of its documents,
+    and a match holding no query term scores nothing but still counts towards the mean length."""
+    stats = bm25.CorpusStats(documents=10, words=50, speakers={"Alice": 4, "Bob": 6})
+    matches = [
+        {"id": "a", "speaker": "Alice", "text": "kites kite red"},  # kite x2, alice (name), red
+        {"id": "b", "speaker": "Bob", "text": "a kite for Alice"},  # kite, alice (text), bob
+        {"id": "c", "speaker": "Bob", "text": "flying high"},  # no query term
+    ]
+    ranked = dict(bm25.score("Alice kite", matches, stats))
+    # analyzed terms: a 3 + 1 name, b 2 + 1, c 2 + 1 = 10 terms over 3 + 4 + 2 words + 3 names = 12 words
+    avgdl = 50 / 10 * 10 / 12
+    df = {"kite": 2, "alice": 4 + 1}  # kite in a and b; alice: Alice's 4 documents + b's text
+    idf = {t: math.log(1 + (10 - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+
+    def part(t: str, f: int, length: int) -> float:
+        return idf[t] * f / (f + bm25.K1 * (1 - bm25.B + bm25.B * length / avgdl))
+
+    assert set(ranked) == {"a", "b"}
+    assert ranked["a"] == pytest.approx(part("kite", 2, 4) + part("alice", 1, 4), rel=1e-12)
+    assert ranked["b"] == pytest.approx(part("kite", 1, 3) + part("alice", 1, 3), rel=1e-12)
 
 
 def test_fulltext_search_stays_in_its_memory_whatever_the_memory_id(tmp_path, embedder):

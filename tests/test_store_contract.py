@@ -355,6 +355,7 @@ def test_indexes_cover_the_schema(store):
         assert (label, "memory_id", "RANGE") in found
     assert ("Episode", "embedding_raw", "VECTOR") in found
     assert ("Hyperedge", "id", "RANGE") in found
+    assert {("Turn", "embed_key", "RANGE"), ("Fact", "embed_key", "RANGE")} <= found
 
 
 # --- HNSW recall on real sentence embeddings ---------------------------------------------------
@@ -448,7 +449,7 @@ def test_per_memory_recall_with_50_other_memories(store, corpus):
 
 
 def test_neomodel_schema_declares_every_constraint_and_index():
-    from hypermem.model import LABELS, SEARCH_LABELS, VECTOR_INDEXES
+    from hypermem.model import KEY_INDEXES, LABELS, SEARCH_LABELS, VECTOR_INDEXES
     from hypermem.store.dialect import Neo4jDialect
     from hypermem.store.neo4j_schema import declared_indexes, node_classes
 
@@ -456,6 +457,7 @@ def test_neomodel_schema_declares_every_constraint_and_index():
     declared = declared_indexes(classes)
     assert {(label, "id", "UNIQUE") for label in LABELS} <= declared
     assert {(label, "memory_id", "RANGE") for label in LABELS} <= declared
+    assert {(label, prop, "RANGE") for label, prop in KEY_INDEXES} <= declared
     assert {(label, "text", "FULLTEXT") for label in SEARCH_LABELS} <= declared
     assert {(label, prop) for label, prop, kind in declared if kind == "VECTOR"} == set(VECTOR_INDEXES)
     by_label = {cls.__label__: cls for cls in classes}
@@ -468,6 +470,8 @@ def test_neomodel_schema_declares_every_constraint_and_index():
         assert f"CREATE VECTOR INDEX vector_index_{label}_{prop} IF NOT EXISTS" in ddl
     for label in SEARCH_LABELS:
         assert f"CREATE FULLTEXT INDEX fulltext_index_{label}_text IF NOT EXISTS" in ddl
+    for label, prop in KEY_INDEXES:
+        assert f"CREATE INDEX index_{label}_{prop} IF NOT EXISTS" in ddl
     assert ddl.count("`fulltext.analyzer`: 'english'") == len(SEARCH_LABELS)
     assert "'vector_index_Fact_embedding'" in Neo4jDialect().vector_ann("Fact", "embedding")
 
@@ -507,6 +511,27 @@ def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedde
     written = np.asarray([r["embedding"] for r in rows["write/turns"]], dtype=np.float32)
     assert [r["id"] for r in stored] == [r["id"] for r in rows["write/turns"]]
     assert np.array_equal(np.asarray([r["embedding"] for r in stored], dtype=np.float32), written)
+
+
+def test_rewriting_a_vector_replaces_it(store, memory, embedder):
+    """A second write of a node's vector stores the new one (FalkorDB 4.16 kept the old one on a bare SET)."""
+    rows = _graph_rows(memory, embedder)
+    _write_graph(store, memory, embedder)
+    other = embedder.encode(["a different sentence about tax returns and spreadsheets"])[0].tolist()
+    turn = {**rows["write/turns"][0], "embedding": other}
+    topic = {**rows["write/topics"][0], "embedding": other}
+    episode = rows["write/episodes"][0]["id"]
+    store.write("write/turns", [turn])
+    store.write("write/topics", [topic])
+    store.write("write/episode_embeddings", [{"id": episode, "embedding": other}])
+    stored = store.run_cypher(
+        "MATCH (n) WHERE n.id IN $ids RETURN n.id AS id, n.embedding AS embedding",
+        {"ids": [turn["id"], topic["id"], episode]},
+    )
+    assert len(stored) == 3
+    for row in stored:
+        assert np.array_equal(np.asarray(row["embedding"], dtype=np.float32), np.float32(other)), row["id"]
+    assert store.vector_search("Turn", memory, other, 1)[0].id == turn["id"]
 
 
 def test_rows_with_vectors_go_in_smaller_batches(store, memory, embedder):

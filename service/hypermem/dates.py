@@ -108,8 +108,11 @@ def said_on(timestamp: str) -> str:
     return datetime.fromisoformat(timestamp).strftime("%-d %B %Y")
 
 
+@lru_cache(maxsize=50_000)
 def mentions_time(text: str) -> bool:
-    """True when ``text`` names a point in time ("yesterday", "last week", "in May", "2022", "3 days ago")."""
+    """True when ``text`` names a point in time ("yesterday", "last week", "in May", "2022", "3 days ago").
+
+    Cached (texts): the turn ranker asks it of the same stored turns query after query."""
     return bool(_FALLBACK_DATES.search(text))
 
 

@@ -18,6 +18,7 @@ Vectors are L2-normalised float32, shape ``(n, dimension)``.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import os
@@ -214,6 +215,13 @@ class Embedder:
     @property
     def dimension(self) -> int:
         return int(self._model.dimension)
+
+    def text_key(self, text: str) -> str:
+        """The key of ``encode``'s vector of ``text`` under this model: 32 hex digits of BLAKE2b over the
+        model name and the exact text. Stored beside a raw vector (``embed_key``), it finds the vector again
+        for the same text, never for another model's (``encode`` is deterministic: a text's vector does not
+        depend on its batch or thread count)."""
+        return hashlib.blake2b(f"{self.model_name}\x1f{text}".encode(), digest_size=16).hexdigest()
 
     def encode(self, texts: list[str], *, progress: bool = False, single_thread: bool = False) -> np.ndarray:
         """Embed stored ``texts`` (for e5: passages); returns float32 ``(len(texts), dimension)``, unit-norm rows.

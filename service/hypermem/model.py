@@ -38,6 +38,9 @@ VECTOR_INDEXES = (
     ("Term", "embedding"),  # the store-wide vocabulary (hypermem.vocabulary)
 )
 
+# (label, property) pairs with a range index beyond ``id`` and ``memory_id``: the key of a raw model
+# vector (``Embedder.text_key``), by which an ingest finds the vectors of unchanged texts.
+KEY_INDEXES = (("Turn", "embed_key"), ("Fact", "embed_key"))
 
 # A memory_id (and any id built like one): 1-128 of letters, digits, '_', '.', ':' or '-'; no '/',
 # which separates the parts of a node id.
@@ -74,6 +77,7 @@ class Turn:
     session: str
     seq: int
     embedding: list[float] | None = None
+    embed_key: str | None = None  # Embedder.text_key of the text ``embedding`` was encoded from
 
 
 @dataclass
@@ -110,6 +114,7 @@ class Fact:
     family: str | None = None
     embedding: list[float] | None = None
     embedding_raw: list[float] | None = None
+    embed_key: str | None = None  # Embedder.text_key of the text ``embedding_raw`` was encoded from; None if derived
 
 
 @dataclass

@@ -42,7 +42,7 @@ from hypermem.ingest.priority import lower_thread_priority
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.supersession import statement_family
 from hypermem.ingest.topics import TopicState
-from hypermem.ingest.turns import IngestInputError, session_hash, to_turns, validate
+from hypermem.ingest.turns import IngestInputError, embedded_text, session_hash, to_turns, validate
 from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node_id
 from hypermem.store import GraphStore
 from hypermem.store.ids import key
@@ -126,13 +126,13 @@ class Ingestor:
         if sessions:
             # Both cores: NER, dates and keywords run in the worker process while this one embeds.
             annotation = self._annotate(sessions)
-            self._embed_turns(sessions, annotation.done)
+            self._embed_turns(memory_id, sessions, annotation.done)
             self._take_annotation(sessions, annotation)
             for session in sessions:
                 if session.turns:  # a session every turn moved out of is only cleared
                     self._build_episodes(memory_id, session)
                     self._build_facts(memory_id, session)
-            self._embed_facts(sessions)
+            self._embed_facts(memory_id, sessions)
             add_words(self.store, self.embedder, (t.text for s in sessions for t in s.turns))
             self._write(memory_id, self._plan(memory_id, sessions), progress)
         report.elapsed_s = round(time.perf_counter() - started, 3)
@@ -160,8 +160,6 @@ class Ingestor:
             old = stored.get(new.id)
             if old is not None:
                 new.seq = old["seq"]
-                if old["text"] == new.text:
-                    new.embedding = old["embedding"]
                 if any(old[k] != getattr(new, k) for k in ("speaker", "text", "timestamp", "session")):
                     report.updated += 1
                     report.updated_ids.append(new.dia_id)
@@ -178,13 +176,27 @@ class Ingestor:
         report.sessions_ingested = len(changed)
         return changed
 
-    def _embed_turns(self, sessions: list[SessionBuild], others_done: Callable[[], bool] = lambda: True) -> None:
-        """Turn vectors on the ingest's embedding threads: ``ONE_THREAD_CHUNK`` texts at a time on one
-        thread while the annotation worker still runs (more would fight it for the cores), then
-        ``EMBED_CHUNK`` at a time on every core's thread once ``others_done()``, each on an interleaved
-        share of the chunk. A text's vector does not depend on the texts batched with it."""
+    def _embed_turns(
+        self, memory_id: str, sessions: list[SessionBuild], others_done: Callable[[], bool] = lambda: True
+    ) -> None:
+        """Turn vectors (and ``embed_key``): a stored turn keeps its vector; a text the memory already holds a
+        vector of (``_stored_vectors``) takes it; each other distinct text is embedded once, on the ingest's
+        embedding threads: ``ONE_THREAD_CHUNK`` texts at a time on one thread while the annotation worker
+        still runs (more would fight it for the cores), then ``EMBED_CHUNK`` at a time on every core's thread
+        once ``others_done()``, each on an interleaved share of the chunk. A text's vector does not depend on
+        the texts batched with it."""
+        turns = [t for s in sessions for t in s.turns]
+        for turn in turns:
+            turn.embed_key = self.embedder.text_key(embedded_text(turn))
+        missing = [t for t in turns if t.embedding is None]
+        stored = self._stored_vectors(memory_id, [t.embed_key for t in missing])
+        by_key: dict[str, list[Turn]] = {}
+        for turn in missing:
+            turn.embedding = stored.get(turn.embed_key)
+            if turn.embedding is None:
+                by_key.setdefault(turn.embed_key, []).append(turn)
         # Shortest first across all chunks, so each batch inside a chunk pads little.
-        pending = sorted((t for s in sessions for t in s.turns if t.embedding is None), key=lambda t: len(t.text))
+        pending = sorted(by_key.values(), key=lambda same: len(same[0].text))
         start = 0
         while start < len(pending):
             parts = self.embed_threads if others_done() else 1
@@ -194,13 +206,25 @@ class Ingestor:
             shares = [chunk[i::parts] for i in range(parts)]
             encoded = [
                 self._embed_pool.submit(
-                    self.embedder.encode, [f"{t.speaker}: {t.text}" for t in share], single_thread=True
+                    self.embedder.encode, [embedded_text(same[0]) for same in share], single_thread=True
                 )
                 for share in shares
             ]
             for share, vectors in zip(shares, encoded):
-                for turn, vector in zip(share, vectors.result()):
-                    turn.embedding = vector.tolist()
+                for same, vector in zip(share, vectors.result()):
+                    for turn in same:
+                        turn.embedding = vector.tolist()
+
+    def _stored_vectors(self, memory_id: str, keys: list[str]) -> dict[str, list[float]]:
+        """The raw vectors ``memory_id``'s turns and facts hold for ``keys`` (``Embedder.text_key``): key -> vector.
+        Read before the rebuilt sessions are cleared, so an unchanged text of a rebuilt session is found."""
+        if not keys:
+            return {}
+        unique = list(dict.fromkeys(keys))
+        return {
+            r["key"]: r["embedding"]
+            for r in self.store.query("ingest/stored_vectors", memory_id=memory_id, keys=unique)
+        }
 
     # --- stage 2: elements (and the keywords of stage 4, computed ahead) ------------------
     def _annotate(self, sessions: list[SessionBuild]) -> Future[Annotation]:
@@ -288,16 +312,21 @@ class Ingestor:
                 session.facts.append(fact)
                 session.fact_drafts.append(draft)
 
-    def _embed_facts(self, sessions: list[SessionBuild]) -> None:
-        """Raw fact vectors: encoded from ``embed_text``, or the unit sum of the source turns' vectors
-        plus half the vector of the question the fact answers (no model call)."""
+    def _embed_facts(self, memory_id: str, sessions: list[SessionBuild]) -> None:
+        """Raw fact vectors: of ``embed_text`` (the memory's stored vector of that text when it holds one,
+        ``_stored_vectors``; else encoded, each distinct text once), or the unit sum of the source turns'
+        vectors plus half the vector of the question the fact answers (no model call, no ``embed_key``)."""
         turn_vectors = {t.id: np.asarray(t.embedding, dtype=np.float32) for s in sessions for t in s.turns}
         pairs = [(f, d) for s in sessions for f, d in zip(s.facts, s.fact_drafts)]
-        to_encode = [(f, d.embed_text) for f, d in pairs if d.embed_text]
-        for (fact, _), vector in zip(to_encode, self.embedder.encode([text for _, text in to_encode])):
-            fact.embedding_raw = vector.tolist()
+        texts = {d.embed_text: self.embedder.text_key(d.embed_text) for _, d in pairs if d.embed_text}
+        vectors = self._stored_vectors(memory_id, list(texts.values()))
+        misses = [text for text, text_key in texts.items() if text_key not in vectors]
+        for text, vector in zip(misses, self.embedder.encode(misses)):
+            vectors[texts[text]] = vector.tolist()
         for fact, draft in pairs:
             if draft.embed_text:
+                fact.embed_key = texts[draft.embed_text]
+                fact.embedding_raw = vectors[fact.embed_key]
                 continue
             vector = np.sum([turn_vectors[tid] for tid in draft.turn_ids], axis=0)
             if draft.context_turn_id in turn_vectors:

@@ -96,6 +96,11 @@ def to_turns(memory_id: str, messages: list[Message], first_seq: int) -> list[Tu
     ]
 
 
+def embedded_text(turn: Turn) -> str:
+    """The text the embedding model reads for ``turn``: ``"{speaker}: {text}"``."""
+    return f"{turn.speaker}: {turn.text}"
+
+
 def session_hash(turns: list[Turn]) -> str:
     """Content hash of a session's turns: unchanged hash = nothing to redo (resume, idempotence)."""
     digest = hashlib.sha256()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 
-from hypermem.model import LABELS, SEARCH_LABELS, VECTOR_INDEXES
+from hypermem.model import KEY_INDEXES, LABELS, SEARCH_LABELS, VECTOR_INDEXES
 
 _MEMORY_TOKEN = re.compile(r"[a-z0-9_]+")  # RediSearch's tokens of a memory id (model.MEMORY_ID_PATTERN)
 
@@ -138,6 +138,7 @@ class FalkorDialect(Dialect):
         for label in LABELS:
             statements.append(f"CREATE INDEX FOR (n:{label}) ON (n.id)")
             statements.append(f"CREATE INDEX FOR (n:{label}) ON (n.memory_id)")
+        statements += [f"CREATE INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in KEY_INDEXES]
         # efRuntime (search breadth) is what recall needs: FalkorDB's default of 10 gave recall@10
         # 0.08 on random vectors. M 16 / efConstruction 100 kept recall@10 at 1.0 on 5,000 sentence
         # embeddings (tests/test_store_contract.py) and writes vectors ~1.7x faster than M 32 / 200.
@@ -209,6 +210,10 @@ class Neo4jDialect(Dialect):
         # Neo4j sizes the HNSW search by k (the caller oversamples); there is no efRuntime setting.
         statements = [
             f"CREATE INDEX index_{label}_memory_id IF NOT EXISTS FOR (n:{label}) ON (n.memory_id)" for label in LABELS
+        ]
+        statements += [
+            f"CREATE INDEX index_{label}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})"
+            for label, prop in KEY_INDEXES
         ]
         for label, prop in VECTOR_INDEXES:
             statements.append(

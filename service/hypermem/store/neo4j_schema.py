@@ -52,7 +52,7 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
         embedding = vector()
 
     class Turn(Searchable):
-        pass
+        embed_key = StringProperty(index=True)
 
     class Topic(Searchable):
         pass
@@ -62,6 +62,7 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
 
     class Fact(Searchable):
         embedding_raw = vector()
+        embed_key = StringProperty(index=True)
 
     class Element(Node):
         name = StringProperty()

@@ -1,0 +1,18 @@
+"""The real embedder with a record of what it was asked to embed (for the tests of vector reuse)."""
+
+from __future__ import annotations
+
+
+class CountingEmbedder:
+    """Wraps an ``Embedder``: every text sent to ``encode`` is appended to ``sent``; the vectors are the model's."""
+
+    def __init__(self, embedder):
+        self.embedder = embedder
+        self.sent: list[str] = []
+
+    def encode(self, texts, **options):
+        self.sent.extend(texts)
+        return self.embedder.encode(texts, **options)
+
+    def __getattr__(self, name):
+        return getattr(self.embedder, name)
