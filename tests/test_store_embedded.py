@@ -13,6 +13,7 @@ import time
 
 from support.processes import gone, servers_of
 
+from hypermem.store import embedded
 from hypermem.store.embedded import EmbeddedFalkorDB
 from hypermem.store.falkordb import FalkorDBStore
 
@@ -95,7 +96,8 @@ def test_stale_pid_of_an_unrelated_process_is_not_killed(tmp_path):
         bystander.wait()
 
 
-def test_hung_server_is_replaced(tmp_path):
+def test_hung_server_is_replaced(tmp_path, monkeypatch):
+    monkeypatch.setattr(embedded, "BUSY_GRACE_S", 3.0)  # silent this long: hung, not busy
     data_dir = tmp_path / "db"
     store = FalkorDBStore(data_dir, keep_server=True)
     store.write("write/elements", ROWS)
@@ -111,6 +113,25 @@ def test_hung_server_is_replaced(tmp_path):
         if not gone(hung_pid):
             os.kill(hung_pid, signal.SIGKILL)
         store.server.process.wait()
+
+
+def test_a_busy_server_is_waited_for_not_replaced(tmp_path):
+    """A server silent for a few seconds (here CLIENT PAUSE; at scale, forking for an append-only-file
+    rewrite) is joined once it answers again: a joining process does not kill it."""
+    data_dir = tmp_path / "db"
+    store = FalkorDBStore(data_dir)
+    try:
+        store.write("write/elements", ROWS)
+        busy_pid = store.server.process.pid
+        store.db.connection.execute_command("CLIENT", "PAUSE", "5000", "ALL")  # PINGs go unanswered for 5 s
+        started = time.monotonic()
+        with FalkorDBStore(data_dir) as second:
+            assert time.monotonic() - started >= 4.0  # it waited for the pause to end
+            assert not second.server.owned and servers_of(data_dir) == [busy_pid]
+            assert len(_names(second)) == len(ROWS)
+    finally:
+        store.close()
+    _wait_gone(busy_pid)
 
 
 def test_two_stores_on_one_directory_share_one_server(tmp_path):

@@ -37,6 +37,10 @@ from hypermem.store.base import StoreError
 log = logging.getLogger(__name__)
 
 _SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux
+#: Seconds a live server of the directory may not answer before a joining process replaces it as hung. A big
+#: store's server can be silent for seconds while busy (forking for an append-only-file rewrite); one that
+#: answers LOADING is never replaced: it is reading its data (minutes for a store of 1M facts).
+BUSY_GRACE_S = 30.0
 
 
 class EmbeddedServerError(StoreError):
@@ -58,17 +62,20 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def _responds(socket_path: Path) -> bool:
-    """One PING with a 2 s budget (no client retries: a hung server must not cost 10 s more)."""
+def _ping(socket_path: Path) -> str:
+    """One PING with a 2 s budget (no client retries: a hung server must not cost 10 s more): "ready",
+    "loading" (the server is reading its data) or "silent" (no socket, no answer, or an error)."""
     if not socket_path.exists():
-        return False
+        return "silent"
     client = redis.Redis(
         unix_socket_path=str(socket_path), socket_timeout=2, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0)
     )
     try:
-        return bool(client.ping())
+        return "ready" if client.ping() else "silent"
+    except redis.BusyLoadingError:
+        return "loading"
     except (redis.RedisError, OSError):
-        return False
+        return "silent"
     finally:
         client.close()
 
@@ -109,13 +116,35 @@ class EmbeddedFalkorDB:
         """
         self.data_dir.mkdir(parents=True, exist_ok=True)
         with self._locked():
-            if _responds(self.socket_path):
+            if self._answers():
                 log.debug("joining FalkorDB already serving %s", self.data_dir)
                 self._adopt_orphan()
                 return self.socket_path
             self._clear_stale()
             self._spawn()
         return self.socket_path
+
+    def _answers(self) -> bool:
+        """Whether a server answers on the socket. While the pid file names a live server of this directory,
+        waits for it: as long as it answers LOADING, and up to ``BUSY_GRACE_S`` of silence. Call under the lock."""
+        deadline = time.monotonic() + BUSY_GRACE_S
+        while True:
+            state = _ping(self.socket_path)
+            if state == "ready":
+                return True
+            if state == "loading":
+                deadline = time.monotonic() + BUSY_GRACE_S
+            if not self._server_alive() or (state == "silent" and time.monotonic() >= deadline):
+                return False
+            time.sleep(0.2)
+
+    def _server_alive(self) -> bool:
+        """Whether the pid file names a running redis-server of this directory."""
+        try:
+            pid = int(self.pid_file.read_text().strip() or 0)
+        except (OSError, ValueError):
+            return False
+        return bool(pid) and alive(pid) and self._is_our_server(pid)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -234,17 +263,22 @@ class EmbeddedFalkorDB:
         log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
 
     def _wait_ready(self) -> None:
+        """Until the new server answers; ``startup_timeout_s`` of silence is an error, a long load of its data is not."""
         assert self.process is not None  # called by start() right after Popen
         deadline = time.monotonic() + self.startup_timeout_s
-        while time.monotonic() < deadline:
+        while True:
             if self.process.poll() is not None:
                 raise EmbeddedServerError(
                     f"FalkorDB exited with code {self.process.returncode}; see {self.data_dir / 'falkordb.log'}"
                 )
-            if _responds(self.socket_path):
+            state = _ping(self.socket_path)
+            if state == "ready":
                 return
+            if state == "loading":
+                deadline = time.monotonic() + self.startup_timeout_s
+            elif time.monotonic() >= deadline:
+                raise EmbeddedServerError(f"FalkorDB did not answer within {self.startup_timeout_s}s")
             time.sleep(0.05)
-        raise EmbeddedServerError(f"FalkorDB did not answer within {self.startup_timeout_s}s")
 
     def stop(self) -> None:
         """Shut down the server if this object owns it (started or adopted it) and no other client
