@@ -56,7 +56,7 @@ def test_doctor_on_neo4j_reports_the_server_and_its_indexes(tmp_path):
     assert f"bolt://{user}:***@{rest}" in out and password not in out  # never printed
     assert "Neo4j 5." in out and "(community)" in out
     assert "minilm-int8 (384 dimensions)" in out
-    for label, prop, kind in (("Turn", "embedding", "VECTOR"), ("Episode", "embedding_raw", "VECTOR"),
+    for label, prop, kind in (("Turn", "embedding", "VECTOR"), ("Fact", "embedding_raw", "VECTOR"),
                               ("Fact", "text", "FULLTEXT"), ("Hyperedge", "id", "RANGE"), ("Turn", "memory_id", "RANGE")):  # fmt: skip
         assert f"{label} {prop} {kind}" in out
 

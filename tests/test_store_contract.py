@@ -353,9 +353,31 @@ def test_indexes_cover_the_schema(store):
         assert (label, "embedding", "VECTOR") in found
         assert (label, "text", "FULLTEXT") in found
         assert (label, "memory_id", "RANGE") in found
-    assert ("Episode", "embedding_raw", "VECTOR") in found
+    assert ("Fact", "embedding_raw", "VECTOR") in found
+    assert ("Episode", "embedding_raw", "VECTOR") not in found  # model.UNINDEXED_VECTORS: searched exactly
     assert ("Hyperedge", "id", "RANGE") in found
     assert {("Turn", "embed_key", "RANGE"), ("Fact", "embed_key", "RANGE")} <= found
+
+
+def test_an_unindexed_vector_is_searched_exactly_and_its_old_index_is_dropped(store, memory, embedder):
+    _write_graph(store, memory, embedder)
+    query = embedder.encode_one("Melanie went camping with the kids")
+    hits = store.vector_search("Episode", memory, query, 2, prop="embedding_raw")
+    vectors = embedder.encode([r["text"] for r in _graph_rows(memory, embedder)["write/episodes"]])
+    assert [h.id for h in hits] == [f"{memory}/episode/1", f"{memory}/episode/0"]
+    assert [h.score for h in hits] == pytest.approx([float(vectors[1] @ query), float(vectors[0] @ query)], abs=1e-5)
+    old_index = {  # what earlier versions created
+        "falkordb": "CREATE VECTOR INDEX FOR (n:Episode) ON (n.embedding_raw) OPTIONS {dimension:384, similarityFunction:'cosine'}",
+        "neo4j": "CREATE VECTOR INDEX vector_index_Episode_embedding_raw IF NOT EXISTS FOR (n:Episode) ON (n.embedding_raw) "
+                 "OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}",
+    }[store.dialect.name]  # fmt: skip
+    store.run_cypher(old_index)
+    assert ("Episode", "embedding_raw", "VECTOR") in {(i["label"], i["property"], i["type"]) for i in store.indexes()}
+    store.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
+    assert ("Episode", "embedding_raw", "VECTOR") not in {
+        (i["label"], i["property"], i["type"]) for i in store.indexes()
+    }
+    assert store.vector_search("Episode", memory, query, 2, prop="embedding_raw") == hits
 
 
 # --- HNSW recall on real sentence embeddings ---------------------------------------------------
@@ -462,7 +484,8 @@ def test_neomodel_schema_declares_every_constraint_and_index():
     assert {(label, prop) for label, prop, kind in declared if kind == "VECTOR"} == set(VECTOR_INDEXES)
     by_label = {cls.__label__: cls for cls in classes}
     assert by_label["Person"].inherited_labels() == ["Person", "Element"]
-    assert by_label["Episode"].defined_properties()["embedding_raw"].vector_index.dimensions == 384
+    assert by_label["Fact"].defined_properties()["embedding_raw"].vector_index.dimensions == 384
+    assert by_label["Episode"].defined_properties()["embedding_raw"].vector_index is None  # UNINDEXED_VECTORS
     assert by_label["Fact"].defined_properties()["text"].fulltext_index.analyzer == "english"  # stems, stop words
     # The dialect's fallback DDL and its queries use neomodel's index names.
     ddl = "\n".join(Neo4jDialect().index_statements(384, 200))

@@ -32,11 +32,14 @@ VECTOR_INDEXES = (
     ("Turn", "embedding"),
     ("Topic", "embedding"),
     ("Episode", "embedding"),
-    ("Episode", "embedding_raw"),
     ("Fact", "embedding"),
     ("Fact", "embedding_raw"),
     ("Term", "embedding"),  # the store-wide vocabulary (hypermem.vocabulary)
 )
+# Vectors searched by exact cosine over the memory, without an index: ``Episode.embedding_raw`` is
+# searched only by the propagation=False ablation, over one memory's few hundred episodes, and its
+# index cost 0.4 kB per fact of a store.
+UNINDEXED_VECTORS = (("Episode", "embedding_raw"),)
 
 # (label, property) pairs with a range index beyond ``id`` and ``memory_id``: the key of a raw model
 # vector (``Embedder.text_key``), by which an ingest finds the vectors of unchanged texts.

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hypermem.errors import HypermemError
-from hypermem.model import VECTOR_INDEXES
+from hypermem.model import UNINDEXED_VECTORS, VECTOR_INDEXES
 from hypermem.store import bm25, queries
 from hypermem.store.dialect import Dialect
 from hypermem.store.ids import term_id
@@ -123,6 +123,7 @@ class GraphStore(ABC):
         if problem:
             raise SchemaMismatch(problem)
         self._create_indexes(dimension)
+        self._drop_indexes(self.dialect.obsolete_index_statements())
         if not rows:
             self.query("schema/set_meta", embedding_model=embedding_model, dimension=dimension)
 
@@ -149,7 +150,11 @@ class GraphStore(ABC):
 
     def drop_vector_indexes(self) -> None:
         """Drop every vector index (``hypermem reindex``); one that is absent is skipped."""
-        for statement in self.dialect.vector_drop_statements():
+        self._drop_indexes(self.dialect.vector_drop_statements())
+
+    def _drop_indexes(self, statements: list[str]) -> None:
+        """Run DDL ``statements`` that drop an index each, skipping an index that is absent."""
+        for statement in statements:
             try:
                 self.run_cypher(statement)
             except Exception as exc:
@@ -182,28 +187,31 @@ class GraphStore(ABC):
         ANN index for ``k * vector_oversample`` neighbours, filters to the memory, and
         falls back to exact cosine over the memory when filtering starved the result
         (a global index returns the global top-k: other memories can crowd this one out).
+        A vector without an index (``model.UNINDEXED_VECTORS``) is always scored exactly.
         """
         if k <= 0:
             return []
         vector = [float(x) for x in vector]
+        params: dict[str, Any] = {"memory_id": memory_id, "vector": vector, "k": k}
         if candidates is not None:
-            ids = list(dict.fromkeys(candidates))
-            if not ids:
+            params["ids"] = list(dict.fromkeys(candidates))
+            if not params["ids"]:
                 return []
-            rows = self.run_cypher(
-                self.dialect.vector_exact(label, prop, candidates=True),
-                {"ids": ids, "memory_id": memory_id, "vector": vector, "k": k},
+            statements = [self.dialect.vector_exact(label, prop, candidates=True)]
+        else:
+            params["kk"] = k * self.vector_oversample
+            exact = self.dialect.vector_exact(label, prop, candidates=False)
+            statements = (
+                [exact] if (label, prop) in UNINDEXED_VECTORS else [self.dialect.vector_ann(label, prop), exact]
             )
-            return [Hit(r["id"], float(r["score"])) for r in rows]
-        kk = k * self.vector_oversample
-        rows = self.run_cypher(
-            self.dialect.vector_ann(label, prop), {"kk": kk, "memory_id": memory_id, "vector": vector, "k": k}
-        )
-        if len(rows) < k:
-            rows = self.run_cypher(
-                self.dialect.vector_exact(label, prop, candidates=False),
-                {"memory_id": memory_id, "vector": vector, "k": k},
-            )
+        return self._vector_leg(statements, params)
+
+    def _vector_leg(self, statements: list[str], params: dict[str, Any]) -> list[Hit]:
+        """The first of ``statements`` (ANN, then exact) that returns ``params["k"]`` rows, else the last's."""
+        for statement in statements:
+            rows = self.run_cypher(statement, params)
+            if len(rows) >= params["k"]:
+                break
         return [Hit(r["id"], float(r["score"])) for r in rows]
 
     def fulltext_search(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 
-from hypermem.model import KEY_INDEXES, LABELS, SEARCH_LABELS, VECTOR_INDEXES
+from hypermem.model import KEY_INDEXES, LABELS, SEARCH_LABELS, UNINDEXED_VECTORS, VECTOR_INDEXES
 
 _MEMORY_TOKEN = re.compile(r"[a-z0-9_]+")  # RediSearch's tokens of a memory id (model.MEMORY_ID_PATTERN)
 
@@ -28,9 +28,9 @@ def _checked_label(label: str, allowed=SEARCH_LABELS) -> str:
     return label
 
 
-def _checked_vector(label: str, prop: str) -> tuple[str, str]:
-    if (label, prop) not in VECTOR_INDEXES:
-        raise ValueError(f"no vector index on {label}.{prop}")
+def _checked_vector(label: str, prop: str, allowed=VECTOR_INDEXES + UNINDEXED_VECTORS) -> tuple[str, str]:
+    if (label, prop) not in allowed:
+        raise ValueError(f"no vector on {label}.{prop}")
     return label, prop
 
 
@@ -67,6 +67,10 @@ class Dialect(ABC):
     @abstractmethod
     def _cosine(self, prop: str, vector: str | None = None) -> str:
         """Expression: cosine similarity of ``node.{prop}`` and ``vector`` (default: the param ``vector``)."""
+
+    @abstractmethod
+    def obsolete_index_statements(self) -> list[str]:
+        """DDL dropping indexes earlier versions created and this one does not (``ensure_schema``)."""
 
     @abstractmethod
     def _fulltext_call(self, label: str) -> str:
@@ -158,6 +162,9 @@ class FalkorDialect(Dialect):
     def vector_drop_statements(self) -> list[str]:
         return [f"DROP VECTOR INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in VECTOR_INDEXES]
 
+    def obsolete_index_statements(self) -> list[str]:
+        return [f"DROP VECTOR INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in UNINDEXED_VECTORS]
+
     def _ann_call(self, label: str, prop: str, vector: str | None = None, k: str = "$kk") -> str:
         vector = vector or self._list_vector("$vector")
         return f"CALL db.idx.vector.queryNodes('{label}', '{prop}', {k}, {vector}) YIELD node, score"
@@ -229,6 +236,9 @@ class Neo4jDialect(Dialect):
 
     def vector_drop_statements(self) -> list[str]:
         return [f"DROP INDEX {self.vector_index_name(label, prop)} IF EXISTS" for label, prop in VECTOR_INDEXES]
+
+    def obsolete_index_statements(self) -> list[str]:
+        return [f"DROP INDEX {self.vector_index_name(label, prop)} IF EXISTS" for label, prop in UNINDEXED_VECTORS]
 
     def _ann_call(self, label: str, prop: str, vector: str | None = None, k: str = "$kk") -> str:
         index = self.vector_index_name(label, prop)

@@ -2,7 +2,8 @@
 
 neomodel declares, per label: a uniqueness constraint on ``id`` (``unique_index``),
 a range index on ``memory_id``, a full-text index on ``text`` (Topic, Episode, Fact,
-Turn) and cosine vector indexes on the embedding properties (``model.VECTOR_INDEXES``).
+Turn) and cosine vector indexes on the embedding properties (``model.VECTOR_INDEXES``; not on
+``model.UNINDEXED_VECTORS``).
 Index names follow neomodel's convention, which ``Neo4jDialect`` uses to query them:
 ``constraint_unique_{Label}_id``, ``index_{Label}_memory_id``,
 ``fulltext_index_{Label}_text`` and ``vector_index_{Label}_{property}``.
@@ -58,7 +59,7 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
         pass
 
     class Episode(Searchable):
-        embedding_raw = vector()
+        embedding_raw = ArrayProperty(FloatProperty())  # searched exactly (model.UNINDEXED_VECTORS)
 
     class Fact(Searchable):
         embedding_raw = vector()
