@@ -186,15 +186,16 @@ class Ingestor:
         once ``others_done()``, each on an interleaved share of the chunk. A text's vector does not depend on
         the texts batched with it."""
         turns = [t for s in sessions for t in s.turns]
+        keys = {t.id: self.embedder.text_key(embedded_text(t)) for t in turns}
         for turn in turns:
-            turn.embed_key = self.embedder.text_key(embedded_text(turn))
+            turn.embed_key = keys[turn.id]
         missing = [t for t in turns if t.embedding is None]
-        stored = self._stored_vectors(memory_id, [t.embed_key for t in missing])
+        stored = self._stored_vectors(memory_id, [keys[t.id] for t in missing])
         by_key: dict[str, list[Turn]] = {}
         for turn in missing:
-            turn.embedding = stored.get(turn.embed_key)
+            turn.embedding = stored.get(keys[turn.id])
             if turn.embedding is None:
-                by_key.setdefault(turn.embed_key, []).append(turn)
+                by_key.setdefault(keys[turn.id], []).append(turn)
         # Shortest first across all chunks, so each batch inside a chunk pads little.
         pending = sorted(by_key.values(), key=lambda same: len(same[0].text))
         start = 0

@@ -251,7 +251,8 @@ class GraphStore(ABC):
         return [Hit(doc_id, value) for doc_id, value in self._bm25_ranking(label, memory_id, words, stems)[:k]]
 
     def nearest_terms(self, words: Sequence[str], k: int,
-                      vectors: Mapping[str, Sequence[float]] | None = None) -> dict[str, list[tuple[str, float]]]:  # fmt: skip
+                      vectors: Mapping[str, Sequence[float] | npt.NDArray[np.floating]] | None = None,
+                      ) -> dict[str, list[tuple[str, float]]]:  # fmt: skip
         """The ``k`` words of the store-wide vocabulary (``hypermem.vocabulary``) nearest each of ``words`` by cosine
         (approximate: the native vector index), best first: ``{word: [(neighbour, cosine)]}``. A word is searched
         with its vector in ``vectors``, else with its stored Term's; a word with neither is left out."""
