@@ -15,10 +15,9 @@ per fold, fixed 8 turns): 0.782 without this leg, 0.790 with it (multi-hop 0.422
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Collection
-
-import numpy as np
 
 from hypermem.embed import Embedder
 from hypermem.store import GraphStore
@@ -27,7 +26,8 @@ from hypermem.vocabulary import words
 
 NEIGHBOURS = 30  # vocabulary words looked up per query word (store-wide ANN)
 MIN_COSINE = 0.45  # a neighbour joins the query from this cosine with the query word
-WORD_VECTOR_CACHE = 4096  # query words outside the vocabulary whose vectors this process keeps
+NEIGHBOUR_CACHE = 4096  # query words whose neighbours this process keeps
+NEIGHBOUR_CACHE_SECONDS = 300.0
 
 
 class QueryExpander:
@@ -36,7 +36,7 @@ class QueryExpander:
     def __init__(self, store: GraphStore, embedder: Embedder):
         self.store = store
         self.embedder = embedder
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._neighbours: OrderedDict[str, tuple[float, list[tuple[str, float]]]] = OrderedDict()
         self._lock = threading.Lock()  # request threads share the cache
 
     def expand(self, query: str, persons: Collection[str]) -> dict[str, float]:
@@ -62,17 +62,24 @@ class QueryExpander:
         return expanded
 
     def _nearest(self, own: list[str]) -> dict[str, list[tuple[str, float]]]:
-        """Each word's ``NEIGHBOURS`` in the vocabulary. A word the dialogue uses is searched with its stored vector
-        (no model call); the others are embedded once per process (``WORD_VECTOR_CACHE``)."""
+        """Each word's ``NEIGHBOURS`` in the vocabulary, kept ``NEIGHBOUR_CACHE_SECONDS`` (a query stream repeats
+        its words; a word the vocabulary gains meanwhile joins the lists after that). A word the dialogue uses is
+        searched with its stored vector (no model call); only the others are embedded."""
+        now = time.monotonic()
         with self._lock:
-            cached = {w: self._vectors[w] for w in own if w in self._vectors}
-        nearest = self.store.nearest_terms(own, NEIGHBOURS, vectors=cached)
-        missing = [w for w in own if w not in nearest and w not in cached]
-        if missing:
-            vectors = dict(zip(missing, self.embedder.encode(missing)))
-            nearest.update(self.store.nearest_terms(missing, NEIGHBOURS, vectors=vectors))
+            nearest = {w: self._neighbours[w][1] for w in own if w in self._neighbours and self._neighbours[w][0] > now}
+        todo = [w for w in own if w not in nearest]
+        if todo:
+            found = self.store.nearest_terms(todo, NEIGHBOURS)
+            unknown = [w for w in todo if w not in found]
+            if unknown:  # words no turn uses: the model's vector of each
+                vectors = dict(zip(unknown, self.embedder.encode(unknown)))
+                found.update(self.store.nearest_terms(unknown, NEIGHBOURS, vectors=vectors))
             with self._lock:
-                self._vectors.update(vectors)
-                while len(self._vectors) > WORD_VECTOR_CACHE:
-                    self._vectors.popitem(last=False)
+                for word in todo:
+                    self._neighbours[word] = (now + NEIGHBOUR_CACHE_SECONDS, found.get(word, []))
+                    self._neighbours.move_to_end(word)
+                while len(self._neighbours) > NEIGHBOUR_CACHE:
+                    self._neighbours.popitem(last=False)
+            nearest.update((w, found.get(w, [])) for w in todo)
         return nearest
