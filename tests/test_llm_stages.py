@@ -103,7 +103,7 @@ def test_an_edited_turn_re_embeds_only_its_own_text_on_the_llm_path(hm_service):
     first = ingest(MESSAGES)
     assert f"Ana: {MESSAGES[0].text}" in first and ADOPTED in first and HIDES in first
     edited = Message("L4", "Ben", "I start my new job at the bakery on Tuesday.", WHEN, "1")
-    # besides the words new to the store-wide vocabulary (which ones depends on what the store holds already)
+    # besides the words new to the memory's vocabulary
     sent = ingest([*MESSAGES[:3], edited])
     assert [t for t in sent if t not in vocabulary([edited.text])] == [f"Ben: {edited.text}"]
     stored = hm_service.store.run_cypher(

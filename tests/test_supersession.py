@@ -94,15 +94,15 @@ def test_recent_questions(question, recent):
     assert asks_recent(question) is recent
 
 
-def test_successors_first_puts_each_superseded_item_after_its_successor():
+def test_successors_first_puts_each_successor_in_the_place_of_what_it_superseded():
     from hypermem.retrieve.recency import successors_first
 
     def item(fact_id, by=None):
         return {"id": fact_id, "superseded_by": by}
 
-    # porto (by lisbon) and lisbon (by berlin) ranked above berlin; a flat-leg turn (no fact) stays put
+    # porto (by lisbon) and lisbon (by berlin) ranked above berlin: the chain's latest takes porto's place
     ranked = [item("porto", "lisbon"), item(None), item("lisbon", "berlin"), item("berlin"), item("other")]
-    assert [i["id"] for i in successors_first(ranked)] == [None, "berlin", "lisbon", "porto", "other"]
+    assert [i["id"] for i in successors_first(ranked)] == ["berlin", "lisbon", "porto", None, "other"]
     # a superseded item already below its successor, or whose successor is not ranked, does not move
     assert [i["id"] for i in successors_first([item("new"), item("old", "new"), item("x", "gone")])] == [
         "new",

@@ -1,4 +1,4 @@
-// Which of these Term ids the store's vocabulary already holds (hypermem.vocabulary). $ids
+// Which of these Term ids a memory's vocabulary already holds (hypermem.vocabulary). $ids
 UNWIND $ids AS term_id
 MATCH (t:Term {id: term_id})
 RETURN t.id AS id

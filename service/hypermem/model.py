@@ -34,7 +34,7 @@ VECTOR_INDEXES = (
     ("Episode", "embedding"),
     ("Fact", "embedding"),
     ("Fact", "embedding_raw"),
-    ("Term", "embedding"),  # the store-wide vocabulary (hypermem.vocabulary)
+    ("Term", "embedding"),  # each memory's vocabulary (hypermem.vocabulary)
 )
 # Vectors searched by exact cosine over the memory, without an index: ``Episode.embedding_raw`` is
 # searched only by the propagation=False ablation, over one memory's few hundred episodes, and its

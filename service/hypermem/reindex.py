@@ -51,12 +51,12 @@ def reindex(settings: Settings, store: GraphStore, embedder: Embedder, *,
         meta.get("embedding_model"), meta.get("dimension"), settings.embedding_model, embedder.dimension
     )
     store.drop_vector_indexes()
-    store.delete_terms()  # the vocabulary's vectors are the old model's; the ingest below adds them anew
     ingestor = Ingestor(settings, store, embedder, ingest_stages(settings, embedder))
     for memory_id in store.memory_ids():
         with MemoryLock(store, memory_id, "reindex", lease_s=settings.lock_lease_s, wait_s=settings.lock_wait_s):
             messages = stored_messages(store, memory_id)
             store.query("maintain/reset_embeddings", memory_id=memory_id)
+            store.delete_terms(memory_id)  # the old model's word vectors; the ingest adds them anew
             ingestor.ingest(memory_id, messages)
         report.turns[memory_id] = len(messages)
         if on_memory is not None:

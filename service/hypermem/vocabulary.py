@@ -1,4 +1,4 @@
-"""The store's vocabulary: every content word of the dialogue, as a ``Term`` node with its embedding (issue 11).
+"""A memory's vocabulary: every content word of its dialogue, as a ``Term`` node with its embedding (issue 11).
 
 A query names a category ("what books has John read?"); the turns that answer it name its members
 ("I'm reading *Dune*", "a novel by …"). Neither BM25 (no shared word) nor a sentence embedding (one
@@ -6,9 +6,9 @@ vector for the whole turn) reliably connects them. The store therefore keeps the
 vector of each word the dialogue uses, and ``hypermem.retrieve.expansion`` expands a query's words
 with their nearest words before a BM25 search over turns.
 
-``Term`` nodes are store-wide: a word and its vector, shared by every memory that uses the word
-(no memory id, no dialogue text, no turn id). A memory's BM25 search only ever matches its own
-turns, so another memory's words in an expansion match nothing there. Words are lowercase runs of
+``Term`` nodes belong to their memory (``memory_id``; deleted with it), so one memory's words never
+shape another's expansions. Text is NFKC-normalised and stripped of zero-width characters and soft
+hyphens first (``ﬁ`` is ``fi``, ``lib\u2060rary`` is ``library``); words are lowercase runs of
 ``MIN_LETTERS``-``MAX_LETTERS`` letters that are not English stop words (spaCy's list, which is
 longer than BM25's: "when", "did" and "thing" carry no topic).
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -36,11 +37,12 @@ LOOKUP_BATCH = 2000  # Term ids per lookup query
 MAX_LETTERS = 24  # longer letter runs are identifiers, hashes or base64, not words with a neighbourhood
 _WORD = re.compile(rf"(?<![^\W\d_])[^\W\d_]{{{MIN_LETTERS},{MAX_LETTERS}}}(?![^\W\d_])")
 STOP = frozenset(STOP_WORDS)
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")  # soft hyphen, zero-width and BOM
 
 
 def words(text: str) -> list[str]:
     """Content words of ``text``, lowercase, in order of first appearance, each once."""
-    found = (w for w in _WORD.findall(text.lower()))
+    found = (w for w in _WORD.findall(_INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).lower()))
     return list(dict.fromkeys(w for w in found if w not in STOP))
 
 
@@ -52,23 +54,20 @@ def vocabulary(texts: Iterable[str]) -> set[str]:
     return out
 
 
-def add_words(store: GraphStore, embedder: Embedder, texts: Iterable[str]) -> int:
-    """Add the content words of ``texts`` the store's vocabulary lacks, with their vectors; returns how many.
-
-    Only new words are embedded (one short text each), so a memory's vocabulary costs little after its first
-    sessions, and a store's stops growing once its language is covered.
-    """
+def add_words(store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str]) -> int:
+    """Add the content words of ``texts`` that ``memory_id``'s vocabulary lacks, with their vectors; returns how
+    many. Only new words are embedded (one short text each), so a memory's vocabulary costs little after its
+    first sessions."""
     found = sorted(vocabulary(texts))
     known: set[str] = set()
     for start in range(0, len(found), LOOKUP_BATCH):
-        ids = [term_id(w) for w in found[start : start + LOOKUP_BATCH]]
+        ids = [term_id(memory_id, w) for w in found[start : start + LOOKUP_BATCH]]
         known.update(r["id"] for r in store.query("ingest/known_terms", ids=ids))
-    new = [w for w in found if term_id(w) not in known]
+    new = [w for w in found if term_id(memory_id, w) not in known]
     if new:
-        vectors = embedder.encode(new)
-        store.write(
-            "write/terms", [{"id": term_id(w), "word": w, "embedding": v.tolist()} for w, v in zip(new, vectors)]
-        )
+        rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding": v.tolist()}
+                for w, v in zip(new, embedder.encode(new))]  # fmt: skip
+        store.write("write/terms", rows)
     return len(new)
 
 
@@ -82,10 +81,9 @@ def ensure_vocabulary(store: GraphStore, embedder: Embedder) -> int:
     added = 0
     memories = store.memory_ids()
     if memories:
-        log.warning("adding the vocabulary of %d stored memories to the store (once)", len(memories))
+        log.warning("adding the vocabulary of %d stored memories (once)", len(memories))
     for memory_id in memories:
-        added += add_words(
-            store, embedder, (r["text"] for r in store.query("maintain/memory_turns", memory_id=memory_id))
-        )
+        texts = (r["text"] for r in store.query("maintain/memory_turns", memory_id=memory_id))
+        added += add_words(store, embedder, memory_id, texts)
     store.query("schema/set_vocabulary", version=VERSION)
     return added

@@ -133,7 +133,7 @@ class Ingestor:
                     self._build_episodes(memory_id, session)
                     self._build_facts(memory_id, session)
             self._embed_facts(memory_id, sessions)
-            add_words(self.store, self.embedder, (t.text for s in sessions for t in s.turns))
+            add_words(self.store, self.embedder, memory_id, (t.text for s in sessions for t in s.turns))
             self._write(memory_id, self._plan(memory_id, sessions), progress)
         report.elapsed_s = round(time.perf_counter() - started, 3)
         return self._count(report)

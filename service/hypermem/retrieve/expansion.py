@@ -1,10 +1,10 @@
-"""Query expansion through the store's vocabulary: a query's words and their nearest words (issue 11).
+"""Query expansion through a memory's vocabulary: a query's words and their nearest words (issue 11).
 
 "What books has John read?" shares no word with "I'm reading *Dune*, a novel by Frank Herbert", and a
 sentence embedding of the whole turn dilutes its one relevant phrase. Each content word of the query
 (``hypermem.vocabulary.words``, minus the names of the persons it mentions: the speaker feature
-carries those) is embedded alone and looked up in the store-wide vocabulary of words the dialogue
-uses (``Term`` nodes); the neighbours within ``MIN_COSINE`` join the query with weight cos², the
+carries those) is embedded alone and looked up in the vocabulary of words the memory's dialogue
+uses (its memory's ``Term`` nodes); the neighbours within ``MIN_COSINE`` join the query with weight cos², the
 query's own words with weight 1. ``GraphStore.weighted_fulltext_search`` then ranks turns by BM25 over
 that weighted query: the turn ranker's ``turn_bm25_expanded`` leg (``hypermem.retrieve.turn_ranker``).
 
@@ -24,23 +24,23 @@ from hypermem.store import GraphStore
 from hypermem.store.bm25 import MAX_EXPANDED_WORDS, MAX_QUERY_WORDS, analyze
 from hypermem.vocabulary import words
 
-NEIGHBOURS = 30  # vocabulary words looked up per query word (store-wide ANN)
+NEIGHBOURS = 30  # vocabulary words looked up per query word
 MIN_COSINE = 0.45  # a neighbour joins the query from this cosine with the query word
-NEIGHBOUR_CACHE = 4096  # query words whose neighbours this process keeps
+NEIGHBOUR_CACHE = 4096  # (memory, query word) pairs whose neighbours this process keeps
 NEIGHBOUR_CACHE_SECONDS = 300.0
 
 
 class QueryExpander:
-    """``expand(query, persons)`` -> ``{word: weight}`` over ``store``'s vocabulary, with ``embedder``'s vectors."""
+    """``expand(memory_id, query, persons)`` -> ``{word: weight}`` over the memory's vocabulary in ``store``."""
 
     def __init__(self, store: GraphStore, embedder: Embedder):
         self.store = store
         self.embedder = embedder
-        self._neighbours: OrderedDict[str, tuple[float, list[tuple[str, float]]]] = OrderedDict()
+        self._neighbours: OrderedDict[tuple[str, str], tuple[float, list[tuple[str, float]]]] = OrderedDict()
         self._lock = threading.Lock()  # request threads share the cache
 
-    def expand(self, query: str, persons: Collection[str]) -> dict[str, float]:
-        """The query's content words (weight 1.0) and their vocabulary neighbours (weight cos², a stem once, the
+    def expand(self, memory_id: str, query: str, persons: Collection[str]) -> dict[str, float]:
+        """The query's content words (weight 1.0) and their neighbours in ``memory_id``'s vocabulary (weight cos², a stem once, the
         query's own stems never again): at most ``MAX_QUERY_WORDS`` of its own and ``MAX_EXPANDED_WORDS`` in all,
         best first; ``{}`` for no content word."""
         names = {part for p in persons for part in words(p)}
@@ -50,7 +50,7 @@ class QueryExpander:
         expanded = dict.fromkeys(own, 1.0)
         stems = {t for w in own for t in analyze(w)}
         neighbours = []
-        for nearest in self._nearest(own).values():
+        for nearest in self._nearest(memory_id, own).values():
             neighbours += [(score * score, word) for word, score in nearest if score >= MIN_COSINE]
         for weight, word in sorted(neighbours, key=lambda n: (-n[0], n[1])):
             if len(expanded) == MAX_EXPANDED_WORDS:
@@ -61,24 +61,25 @@ class QueryExpander:
                 stems |= word_stems
         return expanded
 
-    def _nearest(self, own: list[str]) -> dict[str, list[tuple[str, float]]]:
-        """Each word's ``NEIGHBOURS`` in the vocabulary, kept ``NEIGHBOUR_CACHE_SECONDS`` (a query stream repeats
+    def _nearest(self, memory_id: str, own: list[str]) -> dict[str, list[tuple[str, float]]]:
+        """Each word's ``NEIGHBOURS`` in the memory's vocabulary, kept ``NEIGHBOUR_CACHE_SECONDS`` (a query stream repeats
         its words; a word the vocabulary gains meanwhile joins the lists after that). A word the dialogue uses is
         searched with its stored vector (no model call); only the others are embedded."""
         now = time.monotonic()
         with self._lock:
-            nearest = {w: self._neighbours[w][1] for w in own if w in self._neighbours and self._neighbours[w][0] > now}
+            cached = {w: self._neighbours.get((memory_id, w)) for w in own}
+        nearest = {w: hit[1] for w, hit in cached.items() if hit is not None and hit[0] > now}
         todo = [w for w in own if w not in nearest]
         if todo:
-            found = self.store.nearest_terms(todo, NEIGHBOURS)
+            found = self.store.nearest_terms(memory_id, todo, NEIGHBOURS)
             unknown = [w for w in todo if w not in found]
             if unknown:  # words no turn uses: the model's vector of each
                 vectors = dict(zip(unknown, self.embedder.encode(unknown)))
-                found.update(self.store.nearest_terms(unknown, NEIGHBOURS, vectors=vectors))
+                found.update(self.store.nearest_terms(memory_id, unknown, NEIGHBOURS, vectors=vectors))
             with self._lock:
                 for word in todo:
-                    self._neighbours[word] = (now + NEIGHBOUR_CACHE_SECONDS, found.get(word, []))
-                    self._neighbours.move_to_end(word)
+                    self._neighbours[memory_id, word] = (now + NEIGHBOUR_CACHE_SECONDS, found.get(word, []))
+                    self._neighbours.move_to_end((memory_id, word))
                 while len(self._neighbours) > NEIGHBOUR_CACHE:
                     self._neighbours.popitem(last=False)
             nearest.update((w, found.get(w, [])) for w in todo)

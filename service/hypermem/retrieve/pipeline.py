@@ -421,7 +421,7 @@ class Retriever:
         for hit in fact_bm25:  # best first: a turn keeps its best fact's score
             for turn_id in fact_turns.get(hit.id, []):
                 fact_bm25_scores.setdefault(turn_id, hit.score)
-        expanded = self.expander.expand(text, persons)
+        expanded = self.expander.expand(memory_id, text, persons)
         lists = TurnLists(
             hierarchy=hierarchy,
             turn_bm25=[h.id for h in turn_bm25],

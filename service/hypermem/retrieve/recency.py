@@ -55,18 +55,19 @@ def apply_recency(store: GraphStore, memory_id: str, query: str, facts: list[dic
 
 
 def successors_first(ranked: list[dict]) -> list[dict]:
-    """``ranked`` (dicts with ``id`` and ``superseded_by``, best first) with every superseded item moved to
-    just after the item that superseded it, when both are ranked: fusing in the turn-level leg must not put
-    "I live in Porto" back above "I moved to Lisbon". Chains (A by B by C) end in time order."""
+    """``ranked`` (dicts with ``id`` and ``superseded_by``, best first) with the successor of every superseded item
+    moved up to just before it, when both are ranked: "I moved to Lisbon" takes the place "I live in Porto" earned,
+    and Porto follows it (fusing in the turn-level legs must not put the old statement above the current one). Chains
+    (A by B by C) end in time order: C, B, A, from A's place."""
     out = list(ranked)
-    for _ in range(len(out)):  # each pass moves one item behind its successor; supersession has no cycles
+    for _ in range(len(out)):  # each pass moves one successor up; supersession has no cycles
         position = {item["id"]: n for n, item in enumerate(out) if item["id"]}
         late = next((item for item in out if item["superseded_by"] in position
                      and position[item["superseded_by"]] > position[item["id"]]), None)  # fmt: skip
         if late is None:
             break
-        out.remove(late)
-        out.insert(position[late["superseded_by"]], late)  # the successor moved up one: this lands right after it
+        successor = out.pop(position[late["superseded_by"]])
+        out.insert(position[late["id"]], successor)
     return out
 
 

@@ -250,26 +250,39 @@ class GraphStore(ABC):
             return []
         return [Hit(doc_id, value) for doc_id, value in self._bm25_ranking(label, memory_id, words, stems)[:k]]
 
-    def nearest_terms(self, words: Sequence[str], k: int,
+    def nearest_terms(self, memory_id: str, words: Sequence[str], k: int,
                       vectors: Mapping[str, Sequence[float] | npt.NDArray[np.floating]] | None = None,
                       ) -> dict[str, list[tuple[str, float]]]:  # fmt: skip
-        """The ``k`` words of the store-wide vocabulary (``hypermem.vocabulary``) nearest each of ``words`` by cosine
-        (approximate: the native vector index), best first: ``{word: [(neighbour, cosine)]}``. A word is searched
-        with its vector in ``vectors``, else with its stored Term's; a word with neither is left out."""
+        """The ``k`` words of ``memory_id``'s vocabulary (``hypermem.vocabulary``) nearest each of ``words`` by cosine,
+        best first: ``{word: [(neighbour, cosine)]}``. A word is searched with its vector in ``vectors``, else with
+        its stored Term's (a word the memory uses); a word with neither is left out. Like ``vector_search``: ANN
+        filtered to the memory, then exact cosine over the memory's Terms for a word the filter starved."""
         given = {w: [float(x) for x in v] for w, v in (vectors or {}).items() if w in words}
-        stored = {term_id(w): w for w in words if w not in given}
         out: dict[str, list[tuple[str, float]]] = {}
         if k <= 0:
             return out
-        if stored:
-            for row in self.run_cypher(self.dialect.nearest_terms(stored=True), {"ids": list(stored), "k": k}):
-                out.setdefault(stored[row["of"]], []).append((row["word"], float(row["score"])))
-        if given:
-            order = list(given)
-            rows = self.run_cypher(self.dialect.nearest_terms(stored=False), {"vectors": list(given.values()), "k": k})
-            for row in rows:
-                out.setdefault(order[int(row["of"])], []).append((row["word"], float(row["score"])))
+        for stored, todo in ((True, [w for w in words if w not in given]), (False, list(given))):
+            for exact in (False, True):
+                if not todo:
+                    break
+                hits = self._nearest_terms(memory_id, todo, k, stored, exact, given)
+                out.update(hits)
+                todo = [w for w in todo if len(hits.get(w, [])) < k]
         return out
+
+    def _nearest_terms(self, memory_id: str, todo: list[str], k: int, stored: bool, exact: bool,
+                       given: Mapping[str, list[float]]) -> dict[str, list[tuple[str, float]]]:  # fmt: skip
+        params: dict[str, Any] = {"memory_id": memory_id, "k": k, "kk": k * self.vector_oversample}
+        if stored:
+            params["ids"] = [term_id(memory_id, w) for w in todo]
+            word_of: dict[Any, str] = dict(zip(params["ids"], todo))
+        else:
+            params["vectors"] = [given[w] for w in todo]
+            word_of = dict(enumerate(todo))
+        hits: dict[str, list[tuple[str, float]]] = {}
+        for row in self.run_cypher(self.dialect.nearest_terms(stored, exact), params):
+            hits.setdefault(word_of[row["of"]], []).append((row["word"], float(row["score"])))
+        return hits
 
     def _bm25_ranking(self, label: str, memory_id: str, words: list[str],
                       weights: Mapping[str, float]) -> list[tuple[str, float]]:  # fmt: skip
@@ -320,9 +333,9 @@ class GraphStore(ABC):
         """Remove every node of ``memory_id`` (and so every relationship touching one). Returns nodes removed."""
         return self._delete_in_batches("maintain/delete_memory_batch", memory_id=memory_id)
 
-    def delete_terms(self) -> int:
-        """Remove the store-wide vocabulary (``hypermem.vocabulary``: every Term node). Returns nodes removed."""
-        return self._delete_in_batches("maintain/delete_terms_batch")
+    def delete_terms(self, memory_id: str) -> int:
+        """Remove ``memory_id``'s vocabulary (``hypermem.vocabulary``: its Term nodes). Returns nodes removed."""
+        return self._delete_in_batches("maintain/delete_terms_batch", memory_id=memory_id)
 
     def _delete_in_batches(self, name: str, **params: Any) -> int:
         """Run the delete query ``name`` (5,000 nodes a call, returning ``deleted``) until nothing is left."""

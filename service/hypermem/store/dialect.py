@@ -98,17 +98,27 @@ class Dialect(ABC):
             f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC LIMIT $k"
         )
 
-    def nearest_terms(self, stored: bool) -> str:
-        """The ``$k`` Term words nearest each query vector (store-wide: the vocabulary has no memory). ``stored``:
-        the vectors of the Terms ``$ids`` (query words the vocabulary holds), else the vectors ``$vectors``.
-        Returns of (the Term id, or the vector's index), word, score (cosine)."""
+    def nearest_terms(self, stored: bool, exact: bool) -> str:
+        """The ``$k`` words of one memory's vocabulary (``$memory_id``) nearest each query vector: the vectors of the
+        Terms ``$ids`` (``stored``: query words the memory uses) or the vectors ``$vectors``. ANN over ``$kk``
+        neighbours filtered to the memory, or ``exact`` cosine over the memory's Terms. Returns of (the Term id or
+        the vector's index), word, score (cosine), best first per ``of``."""
         if stored:
-            head, vector, of = "UNWIND $ids AS tid MATCH (w:Term {id: tid}) ", "w.embedding", "tid"
+            head, vector = "UNWIND $ids AS of MATCH (w:Term {id: of}) ", "w.embedding"
         else:
-            head, vector, of = "UNWIND range(0, size($vectors) - 1) AS i ", self._list_vector("$vectors[i]"), "i"
+            head, vector = "UNWIND range(0, size($vectors) - 1) AS of ", self._list_vector("$vectors[of]")
+        if exact:
+            search, score = "MATCH (node:Term) WHERE node.memory_id = $memory_id ", self._cosine("embedding", vector)
+        else:
+            search = (
+                f"{self._ann_call('Term', 'embedding', vector, '$kk')} "
+                "WITH of, node, score WHERE node.memory_id = $memory_id "
+            )
+            score = self._ann_similarity("embedding", vector)
         return (
-            f"{head}{self._ann_call('Term', 'embedding', vector, '$k')} RETURN {of} AS of, node.word AS word, "
-            f"{self._ann_similarity('embedding', vector)} AS score ORDER BY of, score DESC"
+            f"{head}{search}WITH of, node.word AS word, {score} AS score ORDER BY score DESC, word "
+            "WITH of, collect([word, score])[..$k] AS nearest UNWIND nearest AS near "
+            "RETURN of, near[0] AS word, near[1] AS score"
         )
 
     def fulltext(self, label: str) -> str:

@@ -43,7 +43,7 @@ def name_key(name: str) -> str:
     return key(" ".join(normalise(name).casefold().split()))
 
 
-def term_id(word: str) -> str:
-    """The unique ``id`` of a vocabulary word's Term node (``hypermem.vocabulary``; store-wide, no memory):
-    ``"term/" + key(word)``."""
-    return f"term/{key(word)}"
+def term_id(memory_id: str, word: str) -> str:
+    """The unique ``id`` of a word's Term node in a memory's vocabulary (``hypermem.vocabulary``):
+    ``"{memory_id}/term/" + key(word)``."""
+    return f"{memory_id}/term/{key(word)}"

@@ -100,7 +100,7 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
         pass
 
     class Term(Node):
-        """A word of the store-wide vocabulary (``hypermem.vocabulary``); no ``memory_id``."""
+        """A word of its memory's vocabulary (``hypermem.vocabulary``)."""
 
         word = StringProperty()
         embedding = vector()
