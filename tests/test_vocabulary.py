@@ -94,6 +94,8 @@ def test_expansion_reaches_the_turn_that_shares_no_word_with_the_query(vocabular
     plain = service.store.fulltext_search("Turn", "books", "Which books has Ann read?", 5)
     hits = service.store.weighted_fulltext_search("Turn", "books", expanded, 5)
     assert plain == [] and hits[0].id == "books/turn/1", (plain, hits)
+    shown = service.query("books", "Which books has Ann read?").to_dict()["analysis"]["expansion"]
+    assert shown["books"] == 1.0 and shown["novel"] == pytest.approx(expanded["novel"], abs=1e-4)  # the explanation
     assert expander.expand("books", "Who is Ann?", ["Ann"]) == {}
     # another memory's words never join this memory's expansions, and leave with their memory
     service.ingest_messages("flood", [Message("1", "Eve", "bookss booksa booksb novelly", at, "s1")])

@@ -42,6 +42,9 @@ class QueryAnalysis:
     times: list[str] = field(default_factory=list)
     element_ids: list[str] = field(default_factory=list)
     source: str = "rules"
+    #: The learned ranker's expanded BM25 leg (``hypermem.retrieve.expansion``): the query's words (1.0) and the
+    #: memory's vocabulary words it added, with their weights (cos²); empty under the RRF ranker.
+    expansion: dict[str, float] = field(default_factory=dict)
 
 
 def classify(query: str) -> QueryType:

@@ -110,7 +110,7 @@ class Retriever:
         lap("analysis")
 
         topics, episodes, facts, rerank_info = self._hierarchy(memory_id, text, vector, cfg, analysis, lap)
-        ranked, evidence = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis.persons)
+        ranked, evidence = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis)
         if evidence is not None and cfg.stopping == "adaptive":
             stop = evidence_share_cut(evidence, analysis.query_type, budget=cfg.turn_budget,
                                       scale=self.turn_ranker.share_scale)  # fmt: skip
@@ -146,7 +146,7 @@ class Retriever:
         analysis = self._analyze(memory_id, text)
         facts = self._hierarchy(memory_id, text, vector, cfg, analysis, lambda _: None)[2]
         sources = [source for source, _ in self._hierarchy_turns(facts).values()]
-        candidates, rows, details = self._turn_candidates(memory_id, text, vector, sources, analysis.persons)
+        candidates, rows, details = self._turn_candidates(memory_id, text, vector, sources, analysis)
         return [details[c]["dia_id"] for c in candidates], rows
 
     def _config(self, text: str, overrides: dict) -> SearchConfig:
@@ -348,7 +348,13 @@ class Retriever:
         return max(min(kept, cfg.turn_budget), min(cfg.min_facts, cfg.turn_budget))
 
     def _ranked_turns(
-        self, memory_id: str, text: str, vector: np.ndarray, facts: list[dict], cfg: SearchConfig, persons: list[str]
+        self,
+        memory_id: str,
+        text: str,
+        vector: np.ndarray,
+        facts: list[dict],
+        cfg: SearchConfig,
+        analysis: QueryAnalysis,
     ) -> tuple[list[dict], np.ndarray | None]:
         """The turns to read, best first, as one-source "facts" for ``_turns``, and (learned ranker only) every
         candidate's P(evidence), for adaptive stopping. ``cfg.turn_ranker`` "learned": the learned turn ranker
@@ -358,7 +364,7 @@ class Retriever:
         probability: np.ndarray | None = None
         if cfg.turn_ranker == "learned":
             candidates, rows, details = self._turn_candidates(
-                memory_id, text, vector, [source for source, _ in hierarchy.values()], persons
+                memory_id, text, vector, [source for source, _ in hierarchy.values()], analysis
             )
             logits = self.turn_ranker.score(rows)
             probability = self.turn_ranker.probability(logits)
@@ -398,7 +404,7 @@ class Retriever:
         return hierarchy
 
     def _turn_candidates(self, memory_id: str, text: str, vector: np.ndarray, sources: list[dict],
-                         persons: list[str]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
+                         analysis: QueryAnalysis) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
         """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
         hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
         ``NEIGHBOR_SOURCES`` join the candidates."""
@@ -421,7 +427,8 @@ class Retriever:
         for hit in fact_bm25:  # best first: a turn keeps its best fact's score
             for turn_id in fact_turns.get(hit.id, []):
                 fact_bm25_scores.setdefault(turn_id, hit.score)
-        expanded = self.expander.expand(memory_id, text, persons)
+        expanded = self.expander.expand(memory_id, text, analysis.persons)
+        analysis.expansion = {word: round(weight, 4) for word, weight in expanded.items()}  # shown with the result
         lists = TurnLists(
             hierarchy=hierarchy,
             turn_bm25=[h.id for h in turn_bm25],
@@ -439,7 +446,7 @@ class Retriever:
         candidates = [c for c in candidates if c in details]
         facts = {c: TurnFacts(details[c]["speaker"], details[c]["text"], details[c]["prev_id"], details[c]["next_id"],
                               details[c]["prev_text"] or "", details[c]["next_text"] or "") for c in candidates}  # fmt: skip
-        return candidates, feature_matrix(text, candidates, lists, facts, persons), details
+        return candidates, feature_matrix(text, candidates, lists, facts, analysis.persons), details
 
     def _turn_details(self, memory_id: str, ids: list[str]) -> dict[str, dict]:
         if not ids:
