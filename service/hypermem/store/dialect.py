@@ -104,15 +104,15 @@ class Dialect(ABC):
         neighbours filtered to the memory, or ``exact`` cosine over the memory's Terms. Returns of (the Term id or
         the vector's index), word, score (cosine), best first per ``of``."""
         if stored:
-            head, vector = "UNWIND $ids AS of MATCH (w:Term {id: of}) ", "w.embedding"
+            head, vector, keep = "UNWIND $ids AS of MATCH (w:Term {id: of}) ", "w.embedding", "of, w"
         else:
-            head, vector = "UNWIND range(0, size($vectors) - 1) AS of ", self._list_vector("$vectors[of]")
+            head, vector, keep = "UNWIND range(0, size($vectors) - 1) AS of ", self._list_vector("$vectors[of]"), "of"
         if exact:
             search, score = "MATCH (node:Term) WHERE node.memory_id = $memory_id ", self._cosine("embedding", vector)
         else:
             search = (
                 f"{self._ann_call('Term', 'embedding', vector, '$kk')} "
-                "WITH of, node, score WHERE node.memory_id = $memory_id "
+                f"WITH {keep}, node, score WHERE node.memory_id = $memory_id "
             )
             score = self._ann_similarity("embedding", vector)
         return (
