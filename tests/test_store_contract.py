@@ -356,6 +356,7 @@ def test_indexes_cover_the_schema(store):
         assert (label, "memory_id", "RANGE") in found
     assert ("Fact", "embedding_raw", "VECTOR") in found
     assert ("Episode", "embedding_raw", "VECTOR") not in found  # model.UNINDEXED_VECTORS: searched exactly
+    assert ("Term", "embedding", "VECTOR") not in found  # searched in-process (store.vocabulary_matrix)
     assert ("Hyperedge", "id", "RANGE") in found
     assert {("Turn", "embed_key", "RANGE"), ("Fact", "embed_key", "RANGE")} <= found
 
@@ -495,6 +496,7 @@ def test_neomodel_schema_declares_every_constraint_and_index():
     assert by_label["Person"].inherited_labels() == ["Person", "Element"]
     assert by_label["Fact"].defined_properties()["embedding_raw"].vector_index.dimensions == 384
     assert by_label["Episode"].defined_properties()["embedding_raw"].vector_index is None  # UNINDEXED_VECTORS
+    assert by_label["Term"].defined_properties()["embedding"].vector_index is None
     assert by_label["Fact"].defined_properties()["text"].fulltext_index.analyzer == "english"  # stems, stop words
     # The dialect's fallback DDL and its queries use neomodel's index names.
     ddl = "\n".join(Neo4jDialect().index_statements(384, 200))

@@ -69,13 +69,40 @@ def test_add_words_embeds_only_new_words_and_finds_them_again(vocabulary_store):
     rows = store.run_cypher("MATCH (t:Term) WHERE t.memory_id = 'v1' RETURN t.word AS word ORDER BY word")
     assert [r["word"] for r in rows] == ["novelette", "quixotry", "snarky", "xylophonist", "xylophonists", "zymurgy"]
     novella = embedder.encode(["novella"])[0]
-    nearest = store.nearest_terms("v1", ["novella", "zymurgy", "absentword"], 3, vectors={"novella": novella})
+    nearest = store.vocabulary("v1").nearest(["novella", "zymurgy", "absentword"], 3, vectors={"novella": novella})
     assert set(nearest) == {"novella", "zymurgy"}  # "absentword": neither stored nor given
     assert nearest["novella"][0][0] == "novelette", nearest  # the nearest of v1's words to "novella"
     assert nearest["zymurgy"][0] == ("zymurgy", pytest.approx(1.0, abs=1e-4))  # searched with its stored vector
     assert all(len(n) == 3 and n == sorted(n, key=lambda x: -x[1]) for n in nearest.values())
-    assert store.delete_terms("v1") == 6 and store.nearest_terms("v1", ["zymurgy"], 3) == {}
-    assert store.nearest_terms("v2", ["zymurgy"], 1) == {"zymurgy": [("zymurgy", pytest.approx(1.0, abs=1e-4))]}
+    # the cosines are those of the model's vectors
+    expected = float(novella @ embedder.encode(["novelette"])[0])
+    assert nearest["novella"][0][1] == pytest.approx(expected, abs=1e-5)
+    assert store.delete_terms("v1") == 6 and store.vocabulary("v1").nearest(["zymurgy"], 3) == {}
+    assert store.vocabulary("v2").nearest(["zymurgy"], 1) == {"zymurgy": [("zymurgy", pytest.approx(1.0, abs=1e-4))]}
+
+
+def test_a_processs_copy_of_a_vocabulary_follows_the_store(vocabulary_store, hm_engine, tmp_path):
+    """The in-process matrix (``store.vocabulary_matrix``) is checked at every lookup: words another process adds
+    join it, and a memory deleted and built again elsewhere never answers with its old words."""
+    store, embedder = vocabulary_store.store, vocabulary_store.embedder
+    other = MemoryService.open(engine_settings(hm_engine, tmp_path / "vocab"), use_llm=False, keep_server=True)
+    try:
+        add_words(store, embedder, "m", ["A kiln and a teapot."])
+        assert set(store.vocabulary("m").words) == {"kiln", "teapot"}
+        first = store.vocabulary("m").generation
+        add_words(other.store, other.embedder, "m", ["The glaze on the teapot cracked."])
+        grown = store.vocabulary("m")
+        assert set(grown.words) == {"kiln", "teapot", "glaze", "cracked"} and grown.generation == first
+        assert grown.nearest(["glaze"], 1) == {"glaze": [("glaze", pytest.approx(1.0, abs=1e-4))]}
+        other.store.delete_terms("m")
+        assert store.vocabulary("m").words == ()
+        add_words(other.store, other.embedder, "m", ["Bicycle racing, pedal power."])  # as many words as before
+        rebuilt = store.vocabulary("m")
+        assert set(rebuilt.words) == {"bicycle", "racing", "pedal", "power"} and rebuilt.generation != first
+        assert rebuilt.nearest(["bicycle"], 4)["bicycle"][0][0] == "bicycle"
+        assert {w for w, _ in rebuilt.nearest(["bicycle"], 4)["bicycle"]} == set(rebuilt.words)
+    finally:
+        other.close()
 
 
 def test_expansion_reaches_the_turn_that_shares_no_word_with_the_query(vocabulary_store):

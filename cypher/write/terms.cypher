@@ -1,6 +1,8 @@
 // Add words to a memory's vocabulary with their embedding (hypermem.vocabulary); a word already there
-// keeps its node (another process may have added it first).
-// $rows: [{memory_id, id, word, embedding}]
+// keeps its node (another process may have added it first). generation: the memory's vocabulary
+// generation (a random id its first Terms get), by which a process's copy is checked.
+// $rows: [{memory_id, id, word, embedding, generation}]
 UNWIND $rows AS r
 MERGE (t:Term {id: r.id})
-ON CREATE SET t.memory_id = r.memory_id, t.word = r.word, t.embedding = vecf32(r.embedding)
+ON CREATE SET t.memory_id = r.memory_id, t.word = r.word, t.generation = r.generation,
+  t.embedding = vecf32(r.embedding)

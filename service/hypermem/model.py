@@ -34,12 +34,12 @@ VECTOR_INDEXES = (
     ("Episode", "embedding"),
     ("Fact", "embedding"),
     ("Fact", "embedding_raw"),
-    ("Term", "embedding"),  # each memory's vocabulary (hypermem.vocabulary)
 )
 # Vectors searched by exact cosine over the memory, without an index: ``Episode.embedding_raw`` is
 # searched only by the propagation=False ablation, over one memory's few hundred episodes, and its
-# index cost 0.4 kB per fact of a store.
-UNINDEXED_VECTORS = (("Episode", "embedding_raw"),)
+# index cost 0.4 kB per fact of a store. ``Term.embedding`` (each memory's vocabulary,
+# ``hypermem.vocabulary``) is searched in-process over the memory's words (``store.vocabulary_matrix``).
+UNINDEXED_VECTORS = (("Episode", "embedding_raw"), ("Term", "embedding"))
 
 # (label, property) pairs with a range index beyond ``id`` and ``memory_id``: the key of a raw model
 # vector (``Embedder.text_key``), by which an ingest finds the vectors of unchanged texts.

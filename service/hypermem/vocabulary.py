@@ -7,7 +7,9 @@ vector of each word the dialogue uses, and ``hypermem.retrieve.expansion`` expan
 with their nearest words before a BM25 search over turns.
 
 ``Term`` nodes belong to their memory (``memory_id``; deleted with it), so one memory's words never
-shape another's expansions. Text is NFKC-normalised and stripped of zero-width characters and soft
+shape another's expansions. A memory's first Terms get a random ``generation`` that its later ones
+share: with their count, it tells a process whether its copy of the memory's vocabulary is current
+(``hypermem.store.vocabulary_matrix``). Text is NFKC-normalised and stripped of zero-width characters and soft
 hyphens first (``ﬁ`` is ``fi``, ``lib\u2060rary`` is ``library``); words are lowercase runs of
 ``MIN_LETTERS``-``MAX_LETTERS`` letters that are not English stop words (spaCy's list, which is
 longer than BM25's: "when", "did" and "thing" carry no topic).
@@ -18,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
+import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -65,8 +68,10 @@ def add_words(store: GraphStore, embedder: Embedder, memory_id: str, texts: Iter
         known.update(r["id"] for r in store.query("ingest/known_terms", ids=ids))
     new = [w for w in found if term_id(memory_id, w) not in known]
     if new:
-        rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding": v.tolist()}
-                for w, v in zip(new, embedder.encode(new))]  # fmt: skip
+        stamp = store.query("retrieve/vocabulary_stamp", memory_id=memory_id)
+        generation = (stamp[0]["generation"] if stamp else None) or uuid.uuid4().hex
+        rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding": v.tolist(),
+                 "generation": generation} for w, v in zip(new, embedder.encode(new))]  # fmt: skip
         store.write("write/terms", rows)
     return len(new)
 

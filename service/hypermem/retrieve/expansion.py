@@ -15,9 +15,11 @@ per fold, fixed 8 turns): 0.782 without this leg, 0.790 with it (multi-hop 0.422
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Collection
+
+import numpy as np
+import numpy.typing as npt
 
 from hypermem.embed import Embedder
 from hypermem.store import GraphStore
@@ -26,8 +28,7 @@ from hypermem.vocabulary import words
 
 NEIGHBOURS = 30  # vocabulary words looked up per query word
 MIN_COSINE = 0.45  # a neighbour joins the query from this cosine with the query word
-NEIGHBOUR_CACHE = 4096  # (memory, query word) pairs whose neighbours this process keeps
-NEIGHBOUR_CACHE_SECONDS = 300.0
+WORD_VECTOR_CACHE = 4096  # vectors of query words no turn uses, kept by this process (the model's, so never stale)
 
 
 class QueryExpander:
@@ -36,7 +37,7 @@ class QueryExpander:
     def __init__(self, store: GraphStore, embedder: Embedder):
         self.store = store
         self.embedder = embedder
-        self._neighbours: OrderedDict[tuple[str, str], tuple[float, list[tuple[str, float]]]] = OrderedDict()
+        self._word_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()  # request threads share the cache
 
     def expand(self, memory_id: str, query: str, persons: Collection[str]) -> dict[str, float]:
@@ -62,25 +63,24 @@ class QueryExpander:
         return expanded
 
     def _nearest(self, memory_id: str, own: list[str]) -> dict[str, list[tuple[str, float]]]:
-        """Each word's ``NEIGHBOURS`` in the memory's vocabulary, kept ``NEIGHBOUR_CACHE_SECONDS`` (a query stream repeats
-        its words; a word the vocabulary gains meanwhile joins the lists after that). A word the dialogue uses is
-        searched with its stored vector (no model call); only the others are embedded."""
-        now = time.monotonic()
+        """Each word's ``NEIGHBOURS`` in the memory's vocabulary. A word the dialogue uses is searched with its
+        stored vector (no model call); only the others are embedded, once per process."""
+        vocabulary = self.store.vocabulary(memory_id)
+        if not vocabulary.words:
+            return {}
+        unknown = [w for w in own if w not in vocabulary.rows]
+        return vocabulary.nearest(own, NEIGHBOURS, vectors=self._vectors(unknown) if unknown else None)
+
+    def _vectors(self, unknown: list[str]) -> dict[str, npt.NDArray[np.float32]]:
         with self._lock:
-            cached = {w: self._neighbours.get((memory_id, w)) for w in own}
-        nearest = {w: hit[1] for w, hit in cached.items() if hit is not None and hit[0] > now}
-        todo = [w for w in own if w not in nearest]
+            vectors = {w: self._word_vectors[w] for w in unknown if w in self._word_vectors}
+        todo = [w for w in unknown if w not in vectors]
         if todo:
-            found = self.store.nearest_terms(memory_id, todo, NEIGHBOURS)
-            unknown = [w for w in todo if w not in found]
-            if unknown:  # words no turn uses: the model's vector of each
-                vectors = dict(zip(unknown, self.embedder.encode(unknown)))
-                found.update(self.store.nearest_terms(memory_id, unknown, NEIGHBOURS, vectors=vectors))
+            vectors.update(zip(todo, self.embedder.encode(todo)))
             with self._lock:
                 for word in todo:
-                    self._neighbours[memory_id, word] = (now + NEIGHBOUR_CACHE_SECONDS, found.get(word, []))
-                    self._neighbours.move_to_end((memory_id, word))
-                while len(self._neighbours) > NEIGHBOUR_CACHE:
-                    self._neighbours.popitem(last=False)
-            nearest.update((w, found.get(w, [])) for w in todo)
-        return nearest
+                    self._word_vectors[word] = vectors[word]
+                    self._word_vectors.move_to_end(word)
+                while len(self._word_vectors) > WORD_VECTOR_CACHE:
+                    self._word_vectors.popitem(last=False)
+        return vectors

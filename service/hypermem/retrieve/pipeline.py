@@ -19,6 +19,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -53,6 +54,7 @@ FACT_EPISODE_WEIGHT = 1.0
 EPISODE_ELEMENT_WEIGHT = 0.005  # per unit of matched element salience × member weight
 CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
 CANDIDATES_PER_LEG = 40  # turns (or facts) each memory-wide leg proposes to the turn ranker
+LEG_THREADS = 8  # queries of one process whose memory-wide legs run at once (beside their hierarchies)
 
 
 class QueryError(HypermemError, ValueError):
@@ -81,6 +83,8 @@ class Retriever:
         self.reranker = Reranker(settings.reranker_model)
         self.turn_ranker = load_model(settings.turn_ranker_model)
         self.expander = QueryExpander(store, embedder)
+        # the memory-wide legs of a query run here while its hierarchy runs on the calling thread
+        self._legs = ThreadPoolExecutor(max_workers=LEG_THREADS, thread_name_prefix="hypermem-legs")
 
     # --- one level: BM25 + dense, fused with RRF ---------------------------------------------
     def _rank(self, label: str, memory_id: str, text: str, vector: np.ndarray, k: int, cfg: SearchConfig,
@@ -108,9 +112,15 @@ class Retriever:
         lap("embed")
         analysis = self._analyze(memory_id, text)
         lap("analysis")
-
-        topics, episodes, facts, rerank_info = self._hierarchy(memory_id, text, vector, cfg, analysis, lap)
-        ranked, evidence = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis)
+        legs = (self._legs.submit(self._memory_wide_legs, memory_id, text, vector, analysis.persons)
+                if cfg.turn_ranker == "learned" else None)  # fmt: skip
+        try:
+            topics, episodes, facts, rerank_info = self._hierarchy(memory_id, text, vector, cfg, analysis, lap)
+        finally:
+            if legs is not None:
+                wait([legs])  # no leg outlives its query, even a failed one
+        wide = legs.result() if legs is not None else None
+        ranked, evidence = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis, wide)
         if evidence is not None and cfg.stopping == "adaptive":
             stop = evidence_share_cut(evidence, analysis.query_type, budget=cfg.turn_budget,
                                       scale=self.turn_ranker.share_scale)  # fmt: skip
@@ -146,7 +156,8 @@ class Retriever:
         analysis = self._analyze(memory_id, text)
         facts = self._hierarchy(memory_id, text, vector, cfg, analysis, lambda _: None)[2]
         sources = [source for source, _ in self._hierarchy_turns(facts).values()]
-        candidates, rows, details = self._turn_candidates(memory_id, text, vector, sources, analysis)
+        legs = self._memory_wide_legs(memory_id, text, vector, analysis.persons)
+        candidates, rows, details = self._turn_candidates(memory_id, text, sources, analysis, legs)
         return [details[c]["dia_id"] for c in candidates], rows
 
     def _config(self, text: str, overrides: dict) -> SearchConfig:
@@ -355,16 +366,19 @@ class Retriever:
         facts: list[dict],
         cfg: SearchConfig,
         analysis: QueryAnalysis,
+        legs: tuple[TurnLists, dict[str, float]] | None,
     ) -> tuple[list[dict], np.ndarray | None]:
         """The turns to read, best first, as one-source "facts" for ``_turns``, and (learned ranker only) every
         candidate's P(evidence), for adaptive stopping. ``cfg.turn_ranker`` "learned": the learned turn ranker
         over every leg's candidates (``hypermem.retrieve.turn_ranker``); "rrf": the hierarchy's turn order fused
-        by weighted RRF with BM25 and dense over turns (``cfg.flat_weight``)."""
+        by weighted RRF with BM25 and dense over turns (``cfg.flat_weight``). ``legs``: ``_memory_wide_legs``
+        (the learned ranker's)."""
         hierarchy = self._hierarchy_turns(facts)
         probability: np.ndarray | None = None
         if cfg.turn_ranker == "learned":
+            legs = legs or self._memory_wide_legs(memory_id, text, vector, analysis.persons)
             candidates, rows, details = self._turn_candidates(
-                memory_id, text, vector, [source for source, _ in hierarchy.values()], analysis
+                memory_id, text, [source for source, _ in hierarchy.values()], analysis, legs
             )
             logits = self.turn_ranker.score(rows)
             probability = self.turn_ranker.probability(logits)
@@ -403,12 +417,11 @@ class Retriever:
                 hierarchy.setdefault(source["id"], (source, fact))
         return hierarchy
 
-    def _turn_candidates(self, memory_id: str, text: str, vector: np.ndarray, sources: list[dict],
-                         analysis: QueryAnalysis) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
-        """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
-        hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
-        ``NEIGHBOR_SOURCES`` join the candidates."""
-        hierarchy = [source["id"] for source in sources]
+    def _memory_wide_legs(self, memory_id: str, text: str, vector: np.ndarray,
+                          persons: list[str]) -> tuple[TurnLists, dict[str, float]]:  # fmt: skip
+        """The turn ranker's legs over the whole memory (BM25 and dense over turns and over facts, BM25 over the query
+        expanded through the vocabulary): ``(TurnLists without the hierarchy's turns, the expanded query)``. They
+        need no level of the hierarchy, so ``query`` runs them on a thread beside it."""
         pool = CANDIDATES_PER_LEG
         fact_bm25 = self.store.fulltext_search("Fact", memory_id, text, pool)
         fact_dense = self.store.vector_search("Fact", memory_id, vector, pool, prop="embedding_raw")
@@ -427,10 +440,9 @@ class Retriever:
         for hit in fact_bm25:  # best first: a turn keeps its best fact's score
             for turn_id in fact_turns.get(hit.id, []):
                 fact_bm25_scores.setdefault(turn_id, hit.score)
-        expanded = self.expander.expand(memory_id, text, analysis.persons)
-        analysis.expansion = {word: round(weight, 4) for word, weight in expanded.items()}  # shown with the result
+        expanded = self.expander.expand(memory_id, text, persons)
         lists = TurnLists(
-            hierarchy=hierarchy,
+            hierarchy=(),
             turn_bm25=[h.id for h in turn_bm25],
             turn_dense=[h.id for h in self.store.vector_search("Turn", memory_id, vector, pool)],
             fact_bm25=turns_of(fact_bm25),
@@ -439,6 +451,16 @@ class Retriever:
             fact_bm25_scores=fact_bm25_scores,
             turn_bm25_expanded=[h.id for h in self.store.weighted_fulltext_search("Turn", memory_id, expanded, pool)],
         )
+        return lists, expanded
+
+    def _turn_candidates(self, memory_id: str, text: str, sources: list[dict], analysis: QueryAnalysis,
+                         legs: tuple[TurnLists, dict[str, float]]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
+        """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
+        hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
+        ``NEIGHBOR_SOURCES`` join the candidates. ``legs``: ``_memory_wide_legs``."""
+        wide, expanded = legs
+        analysis.expansion = {word: round(weight, 4) for word, weight in expanded.items()}  # shown with the result
+        lists = replace(wide, hierarchy=[source["id"] for source in sources])
         candidates = lists.candidates()
         for source in sources[:NEIGHBOR_SOURCES]:
             candidates += [n for n in (source.get("prev_id"), source.get("next_id")) if n and n not in candidates]

@@ -21,7 +21,7 @@ from hypermem.errors import HypermemError
 from hypermem.model import UNINDEXED_VECTORS, VECTOR_INDEXES
 from hypermem.store import bm25, queries
 from hypermem.store.dialect import Dialect
-from hypermem.store.ids import term_id
+from hypermem.store.vocabulary_matrix import Vocabulary, VocabularyMatrices
 
 STATS_CACHE_SECONDS = 30.0
 MAX_FULLTEXT_MATCHES = 5000  # per search; beyond it df is counted on the first matches only
@@ -61,6 +61,7 @@ class GraphStore(ABC):
     ):  # fmt: skip
         self._stats_cache: dict[tuple, tuple[float, bm25.CorpusStats]] = {}
         self._ranking_cache: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
+        self._vocabularies = VocabularyMatrices()
         self.write_batch_size = write_batch_size
         self.vector_write_batch_size = vector_write_batch_size
         self.vector_oversample = vector_oversample
@@ -250,39 +251,10 @@ class GraphStore(ABC):
             return []
         return [Hit(doc_id, value) for doc_id, value in self._bm25_ranking(label, memory_id, words, stems)[:k]]
 
-    def nearest_terms(self, memory_id: str, words: Sequence[str], k: int,
-                      vectors: Mapping[str, Sequence[float] | npt.NDArray[np.floating]] | None = None,
-                      ) -> dict[str, list[tuple[str, float]]]:  # fmt: skip
-        """The ``k`` words of ``memory_id``'s vocabulary (``hypermem.vocabulary``) nearest each of ``words`` by cosine,
-        best first: ``{word: [(neighbour, cosine)]}``. A word is searched with its vector in ``vectors``, else with
-        its stored Term's (a word the memory uses); a word with neither is left out. Like ``vector_search``: ANN
-        filtered to the memory, then exact cosine over the memory's Terms for a word the filter starved."""
-        given = {w: [float(x) for x in v] for w, v in (vectors or {}).items() if w in words}
-        out: dict[str, list[tuple[str, float]]] = {}
-        if k <= 0:
-            return out
-        for stored, todo in ((True, [w for w in words if w not in given]), (False, list(given))):
-            for exact in (False, True):
-                if not todo:
-                    break
-                hits = self._nearest_terms(memory_id, todo, k, stored, exact, given)
-                out.update(hits)
-                todo = [w for w in todo if len(hits.get(w, [])) < k]
-        return out
-
-    def _nearest_terms(self, memory_id: str, todo: list[str], k: int, stored: bool, exact: bool,
-                       given: Mapping[str, list[float]]) -> dict[str, list[tuple[str, float]]]:  # fmt: skip
-        params: dict[str, Any] = {"memory_id": memory_id, "k": k, "kk": k * self.vector_oversample}
-        if stored:
-            params["ids"] = [term_id(memory_id, w) for w in todo]
-            word_of: dict[Any, str] = dict(zip(params["ids"], todo))
-        else:
-            params["vectors"] = [given[w] for w in todo]
-            word_of = dict(enumerate(todo))
-        hits: dict[str, list[tuple[str, float]]] = {}
-        for row in self.run_cypher(self.dialect.nearest_terms(stored, exact), params):
-            hits.setdefault(word_of[row["of"]], []).append((row["word"], float(row["score"])))
-        return hits
+    def vocabulary(self, memory_id: str) -> Vocabulary:
+        """``memory_id``'s vocabulary (``hypermem.vocabulary``) for exact nearest-word search: this process's copy of
+        the memory's Term vectors, checked against the store at every call (``hypermem.store.vocabulary_matrix``)."""
+        return self._vocabularies.get(self, memory_id)
 
     def _bm25_ranking(self, label: str, memory_id: str, words: list[str],
                       weights: Mapping[str, float]) -> list[tuple[str, float]]:  # fmt: skip

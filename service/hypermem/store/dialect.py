@@ -52,21 +52,16 @@ class Dialect(ABC):
         """DDL dropping every vector index (before re-embedding at another dimension)."""
 
     @abstractmethod
-    def _ann_call(self, label: str, prop: str, vector: str | None = None, k: str = "$kk") -> str:
-        """``CALL`` of the native vector index yielding ``node, score``: the ``k`` nearest to ``vector`` (Cypher
-        expressions; a vector is a stored one or ``_list_vector(...)``; by default the params ``kk`` and ``vector``)."""
+    def _ann_call(self, label: str, prop: str) -> str:
+        """``CALL`` of the native vector index yielding ``node, score``: the ``$kk`` nearest to the param ``vector``."""
 
     @abstractmethod
-    def _list_vector(self, expression: str) -> str:
-        """``expression`` (a list of floats, e.g. a parameter) as this engine's vector type."""
+    def _ann_similarity(self, prop: str) -> str:
+        """Expression turning the ANN ``score`` of ``node.{prop}`` into cosine similarity with the param ``vector``."""
 
     @abstractmethod
-    def _ann_similarity(self, prop: str, vector: str | None = None) -> str:
-        """Expression turning the ANN ``score`` of ``node.{prop}`` (searched with ``vector``) into cosine similarity."""
-
-    @abstractmethod
-    def _cosine(self, prop: str, vector: str | None = None) -> str:
-        """Expression: cosine similarity of ``node.{prop}`` and ``vector`` (default: the param ``vector``)."""
+    def _cosine(self, prop: str) -> str:
+        """Expression: cosine similarity of ``node.{prop}`` and the param ``vector``."""
 
     @abstractmethod
     def obsolete_index_statements(self) -> list[str]:
@@ -96,29 +91,6 @@ class Dialect(ABC):
         return (
             f"{match}WHERE node.memory_id = $memory_id AND node.{prop} IS NOT NULL "
             f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC LIMIT $k"
-        )
-
-    def nearest_terms(self, stored: bool, exact: bool) -> str:
-        """The ``$k`` words of one memory's vocabulary (``$memory_id``) nearest each query vector: the vectors of the
-        Terms ``$ids`` (``stored``: query words the memory uses) or the vectors ``$vectors``. ANN over ``$kk``
-        neighbours filtered to the memory, or ``exact`` cosine over the memory's Terms. Returns of (the Term id or
-        the vector's index), word, score (cosine), best first per ``of``."""
-        if stored:
-            head, vector, keep = "UNWIND $ids AS of MATCH (w:Term {id: of}) ", "w.embedding", "of, w"
-        else:
-            head, vector, keep = "UNWIND range(0, size($vectors) - 1) AS of ", self._list_vector("$vectors[of]"), "of"
-        if exact:
-            search, score = "MATCH (node:Term) WHERE node.memory_id = $memory_id ", self._cosine("embedding", vector)
-        else:
-            search = (
-                f"{self._ann_call('Term', 'embedding', vector, '$kk')} "
-                f"WITH {keep}, node, score WHERE node.memory_id = $memory_id "
-            )
-            score = self._ann_similarity("embedding", vector)
-        return (
-            f"{head}{search}WITH of, node.word AS word, {score} AS score ORDER BY score DESC, word "
-            "WITH of, collect([word, score])[..$k] AS nearest UNWIND nearest AS near "
-            "RETURN of, near[0] AS word, near[1] AS score"
         )
 
     def fulltext(self, label: str) -> str:
@@ -175,18 +147,14 @@ class FalkorDialect(Dialect):
     def obsolete_index_statements(self) -> list[str]:
         return [f"DROP VECTOR INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in UNINDEXED_VECTORS]
 
-    def _ann_call(self, label: str, prop: str, vector: str | None = None, k: str = "$kk") -> str:
-        vector = vector or self._list_vector("$vector")
-        return f"CALL db.idx.vector.queryNodes('{label}', '{prop}', {k}, {vector}) YIELD node, score"
+    def _ann_call(self, label: str, prop: str) -> str:
+        return f"CALL db.idx.vector.queryNodes('{label}', '{prop}', $kk, vecf32($vector)) YIELD node, score"
 
-    def _list_vector(self, expression: str) -> str:
-        return f"vecf32({expression})"
-
-    def _ann_similarity(self, prop: str, vector: str | None = None) -> str:
+    def _ann_similarity(self, prop: str) -> str:
         return "1.0 - score"  # FalkorDB returns cosine distance
 
-    def _cosine(self, prop: str, vector: str | None = None) -> str:
-        return f"1.0 - vec.cosineDistance(node.{prop}, {vector or self._list_vector('$vector')})"
+    def _cosine(self, prop: str) -> str:
+        return f"1.0 - vec.cosineDistance(node.{prop}, vecf32($vector))"
 
     def _fulltext_call(self, label: str) -> str:
         return f"CALL db.idx.fulltext.queryNodes('{label}', $text) YIELD node, score"
@@ -250,20 +218,17 @@ class Neo4jDialect(Dialect):
     def obsolete_index_statements(self) -> list[str]:
         return [f"DROP INDEX {self.vector_index_name(label, prop)} IF EXISTS" for label, prop in UNINDEXED_VECTORS]
 
-    def _ann_call(self, label: str, prop: str, vector: str | None = None, k: str = "$kk") -> str:
+    def _ann_call(self, label: str, prop: str) -> str:
         index = self.vector_index_name(label, prop)
-        return f"CALL db.index.vector.queryNodes('{index}', {k}, {vector or '$vector'}) YIELD node, score"
+        return f"CALL db.index.vector.queryNodes('{index}', $kk, $vector) YIELD node, score"
 
-    def _list_vector(self, expression: str) -> str:
-        return expression
-
-    def _ann_similarity(self, prop: str, vector: str | None = None) -> str:
+    def _ann_similarity(self, prop: str) -> str:
         # Neo4j 5.23+ quantizes vector indexes: the index's (1 + cos) / 2 is approximate, so the
         # oversampled candidates are rescored exactly (the same float32 cosine FalkorDB returns).
-        return self._cosine(prop, vector)
+        return self._cosine(prop)
 
-    def _cosine(self, prop: str, vector: str | None = None) -> str:
-        return f"2.0 * vector.similarity.cosine(node.{prop}, {vector or '$vector'}) - 1.0"
+    def _cosine(self, prop: str) -> str:
+        return f"2.0 * vector.similarity.cosine(node.{prop}, $vector) - 1.0"
 
     def _fulltext_call(self, label: str) -> str:
         return f"CALL db.index.fulltext.queryNodes('{self.fulltext_index_name(label)}', $text) YIELD node, score"

@@ -103,7 +103,8 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
         """A word of its memory's vocabulary (``hypermem.vocabulary``)."""
 
         word = StringProperty()
-        embedding = vector()
+        generation = StringProperty()
+        embedding = ArrayProperty(FloatProperty())  # searched in-process (model.UNINDEXED_VECTORS)
 
     classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState,
                IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock, Term]  # fmt: skip
