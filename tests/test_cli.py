@@ -33,8 +33,8 @@ def cli_env(monkeypatch):
     return use
 
 
-def run(*args: str):
-    return CliRunner().invoke(app, list(args))
+def run(*args: str, input: str | None = None):
+    return CliRunner().invoke(app, list(args), input=input)
 
 
 def test_demo_ingests_the_bundled_sample_and_shows_the_evidence(cli_env, tmp_path):
@@ -306,3 +306,22 @@ def test_output_piped_into_head_ends_with_0():
     command = f'{sys.executable} -m hypermem.cli --help | head -2; echo "status ${{PIPESTATUS[0]}}" >&2'
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120)
     assert done.stderr == "status 0\n" and "Usage:" in done.stdout
+
+
+def test_memories_lists_and_delete_removes_one_memory_only(cli_env, tmp_path, hm_testconv_file):
+    cli_env(tmp_path / "db")
+    assert run("demo").exit_code == 0
+    assert run("ingest", "locomo", str(hm_testconv_file)).exit_code == 0
+    listed = run("memories")
+    assert listed.exit_code == 0, listed.output
+    rows = {line.split("\t")[0]: line.split("\t")[1:] for line in listed.stdout.splitlines()[2:]}
+    assert set(rows) == {"sample-1", "testconv"} and rows["sample-1"][0] == "24"  # the sample's 24 turns
+    assert int(rows["sample-1"][3]) > 0  # its vocabulary words
+    unknown = run("delete", "nope", "--yes")
+    assert unknown.exit_code == 2 and "MEMORY: no memory 'nope'" in unknown.output
+    kept = run("delete", "sample-1", input="n\n")  # asked, and answered no
+    assert kept.exit_code == 1 and "sample-1" in run("memories").stdout
+    deleted = run("delete", "sample-1", "--yes")
+    assert deleted.exit_code == 0 and "deleted memory 'sample-1'" in deleted.stdout, deleted.output
+    after = run("memories").stdout
+    assert "sample-1" not in after and "testconv" in after

@@ -602,6 +602,46 @@ def mcp_command(
 
 
 @app.command()
+def memories() -> None:
+    """List the memories of the configured store: turns, episodes, facts and vocabulary words of each."""
+    from rich.console import Console
+
+    with _open_service(False) as svc:
+        rows = []
+        for memory_id in svc.store.memory_ids():
+            counts = svc.store.counts(memory_id)
+            rows.append([memory_id, *(str(counts.get(label, 0)) for label in ("Turn", "Episode", "Fact", "Term"))])
+    _show_table(Console(), "memories", ["memory_id", "turns", "episodes", "facts", "words"], rows)
+
+
+@app.command()
+def delete(
+    memory: str = typer.Argument(..., help="The memory_id to delete."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
+) -> None:
+    """Delete one memory: its dialogue, hypergraph, vocabulary and records. Other memories are untouched.
+
+    Waits for an ingest of the memory to finish first (exits 1 if it does not). Exits 2 for an unknown memory.
+    """
+    from hypermem.locks import MemoryBusy
+
+    with _open_service(False) as svc:
+        if memory not in svc.store.memory_ids():
+            typer.echo(
+                visible(f"error: MEMORY: no memory {memory!r}; see `hypermem memories`", one_line=True), err=True
+            )
+            raise typer.Exit(2)
+        if not yes:
+            typer.confirm(visible(f"Delete memory {memory!r} and everything it holds?", one_line=True), abort=True)
+        try:
+            removed = svc.delete_memory(memory)
+        except MemoryBusy as exc:
+            typer.echo(visible(f"error: {exc}", one_line=True), err=True)
+            raise typer.Exit(1) from exc
+    typer.echo(visible(f"deleted memory {memory!r}: {removed} nodes", one_line=True))
+
+
+@app.command()
 def reindex() -> None:
     """Re-embed the configured store with the configured embedding model (after a model or dimension change).
 
