@@ -266,8 +266,10 @@ def test_topics_follow_the_incremental_rule(g, hm_service):
 
 def test_raw_and_propagated_vectors_are_stored_and_propagation_is_exact(g, hm_service):
     lam = hm_service.settings.propagation_lambda
+    # a raw_is_turn fact's raw vector is its turn's (test_a_fact_stores_its_raw_vector_unless_it_is_its_turns)
     rows = g("MATCH (e:Episode)-[:HAS_HYPEREDGE]->(h:Hyperedge {kind: 'episode'})-[m:MEMBER]->(f:Fact) "
-             "WHERE e.memory_id = $m RETURN h.id AS h, f.id AS f, m.weight AS w, f.embedding AS emb, f.embedding_raw AS raw")  # fmt: skip
+             "WHERE e.memory_id = $m OPTIONAL MATCH (f)-[:FROM_TURN]->(t:Turn) WHERE f.raw_is_turn = true "
+             "RETURN h.id AS h, f.id AS f, m.weight AS w, f.embedding AS emb, coalesce(f.embedding_raw, t.embedding) AS raw")  # fmt: skip
     by_edge = defaultdict(dict)
     for r in rows:
         by_edge[r["h"]][r["f"]] = (np.asarray(r["raw"], dtype=np.float64), r["w"], np.asarray(r["emb"]))
@@ -288,3 +290,21 @@ def test_raw_and_propagated_vectors_are_stored_and_propagation_is_exact(g, hm_se
             assert np.allclose(stored, expected[eid], atol=1e-5), eid
             assert np.allclose(stored, raw, atol=1e-5) == (len(members) == 1)
     assert max(len(m) for m in by_edge.values()) > 1
+
+
+def test_a_fact_stores_its_raw_vector_unless_it_is_its_turns(g):
+    """A fact of one turn whose raw vector is that turn's, bit for bit, is marked ``raw_is_turn`` and stores no
+    ``embedding_raw``; every other fact stores its own, which then differs from its turn's."""
+    rows = g("MATCH (f:Fact)-[:FROM_TURN]->(t:Turn) WHERE f.memory_id = $m "
+             "RETURN f.id AS id, f.raw_is_turn AS flag, f.embedding_raw AS raw, collect(t.embedding) AS turns")  # fmt: skip
+    flagged = [r for r in rows if r["flag"]]
+    assert len(flagged) + sum(r["flag"] is False for r in rows) == len(rows)
+    assert 0 < len(flagged) < len(rows)
+    for r in flagged:
+        assert r["raw"] is None and len(r["turns"]) == 1, r["id"]
+    for r in rows:
+        if not r["flag"]:
+            assert r["raw"] is not None, r["id"]
+            if len(r["turns"]) == 1:
+                own = np.asarray(r["raw"], dtype=np.float32)
+                assert not np.array_equal(own, np.asarray(r["turns"][0], dtype=np.float32)), r["id"]

@@ -211,10 +211,11 @@ def test_moving_every_message_out_of_a_session_leaves_it_empty(hm_service):
 
 
 def _vectors(svc, memory_id: str) -> dict[tuple[str, str], list[float]]:
-    """Every vector of the memory's turns, facts and episodes, by (local id, property)."""
+    """Every vector of the memory's turns, facts and episodes, by (local id, property), and which facts borrow
+    their turn's vector (``raw_is_turn``)."""
     rows = svc.store.run_cypher(
         "MATCH (n) WHERE n.memory_id = $m AND (n:Turn OR n:Fact OR n:Episode) "
-        "RETURN n.id AS id, n.embedding AS embedding, n.embedding_raw AS raw",
+        "RETURN n.id AS id, n.embedding AS embedding, n.embedding_raw AS raw, n.raw_is_turn AS borrowed",
         {"m": memory_id},
     )
     out = {}
@@ -223,6 +224,8 @@ def _vectors(svc, memory_id: str) -> dict[tuple[str, str], list[float]]:
         out[(local, "embedding")] = row["embedding"]
         if row["raw"] is not None:
             out[(local, "embedding_raw")] = row["raw"]
+        if row["borrowed"] is not None:
+            out[(local, "raw_is_turn")] = row["borrowed"]
     return out
 
 

@@ -390,6 +390,55 @@ def test_an_unindexed_vector_is_searched_exactly_and_its_old_index_is_dropped(st
     assert store.vector_search("Episode", memory, query, 2, prop="embedding_raw") == hits
 
 
+def _fact_rows_of_turns(memory_id: str, embedder: Embedder, borrowed: bool) -> list[dict]:
+    """Five facts: four of one turn each (two of turn D1:4) whose raw vector is that turn's, stored on the fact
+    (``borrowed`` False: the layout before ``raw_is_turn``) or borrowed from the turn; one with its own vector."""
+    turn_vectors = embedder.encode([text for _, text in TURNS])
+    own = embedder.encode_one("Caroline moves to her grandmother's country.")
+    specs = [("D1:0", 0), ("D1:2", 2), ("D1:4", 4), ("D1:4", 4), ("D1:4", None)]
+    return [
+        {"memory_id": memory_id, "id": f"{memory_id}/fact/{n}", "episode_id": f"{memory_id}/episode/0",
+         "content": TURNS[turn][1] if turn is not None else "moves", "potential": [], "keywords": [], "date": "",
+         "text": "x", "turn_ids": [f"{memory_id}/turn/{dia}"], "embedding": own.tolist(),
+         "embedding_raw": None if borrowed and turn is not None else (turn_vectors[turn] if turn is not None else own).tolist(),
+         "raw_is_turn": borrowed and turn is not None}
+        for n, (dia, turn) in enumerate(specs)
+    ]  # fmt: skip
+
+
+def test_a_borrowed_raw_vector_is_searched_like_a_stored_one(store, embedder):
+    """Facts borrowing their turn's vector (``raw_is_turn``) rank as the same facts storing it: same ids, same
+    scores, ties by id, with ANN, with its fallback and within candidates, beside a memory of the old layout."""
+    memories = {layout: f"contract-{layout}-{uuid.uuid4().hex[:8]}" for layout in ("stored", "borrowed")}
+    try:
+        for layout, memory_id in memories.items():
+            store.write("write/turns", _graph_rows(memory_id, embedder)["write/turns"])
+            store.write("write/facts", _fact_rows_of_turns(memory_id, embedder, layout == "borrowed"))
+        borrowed = memories["borrowed"]
+        stored = store.run_cypher("MATCH (f:Fact) WHERE f.memory_id = $m AND f.embedding_raw IS NOT NULL "
+                                  "RETURN f.id AS id", {"m": borrowed})  # fmt: skip
+        assert [r["id"] for r in stored] == [f"{borrowed}/fact/4"]
+
+        def search(layout: str, text: str, k: int, candidates=None) -> list[tuple[str, float]]:
+            memory_id = memories[layout]
+            ids = None if candidates is None else [f"{memory_id}/fact/{n}" for n in candidates]
+            hits = store.vector_search("Fact", memory_id, embedder.encode_one(text), k, prop="embedding_raw",
+                                       candidates=ids)  # fmt: skip
+            return [(h.id.rsplit("/", 1)[1], round(h.score, 6)) for h in hits]
+
+        for text in ("Which country is Caroline moving to?", "What is Caroline's new job?"):
+            for k, candidates in ((5, None), (3, None), (2, [0, 2, 3, 4]), (9, [1, 3])):
+                old = search("stored", text, k, candidates)
+                assert search("borrowed", text, k, candidates) == sorted(old, key=lambda h: (-h[1], h[0])), (text, k)
+        top = search("borrowed", "Which country is Caroline moving to?", 5)
+        ids = [n for n, _ in top]
+        assert sorted(ids) == ["0", "1", "2", "3", "4"] and ids.index("2") < 2  # the turn about Sweden comes first
+        assert ids[ids.index("2") + 1] == "3" and top[ids.index("2")][1] == top[ids.index("3")][1]  # tied, by id
+    finally:
+        for memory_id in memories.values():
+            store.delete_memory(memory_id)
+
+
 # --- HNSW recall on real sentence embeddings ---------------------------------------------------
 
 _NAMES = ["Caroline", "Melanie", "John", "Maria", "Deborah", "Jolene", "Evan", "Sam", "Tim", "Audrey", "Andrew",
@@ -545,6 +594,21 @@ def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedde
     written = np.asarray([r["embedding"] for r in rows["write/turns"]], dtype=np.float32)
     assert [r["id"] for r in stored] == [r["id"] for r in rows["write/turns"]]
     assert np.array_equal(np.asarray([r["embedding"] for r in stored], dtype=np.float32), written)
+
+
+def test_stored_vectors_find_a_borrowed_raw_vector_through_its_turn(store, memory, embedder):
+    """``ingest/stored_vectors`` finds a ``raw_is_turn`` fact's raw vector by the fact's ``embed_key``: its turn's
+    vector, bit for bit (the fact stores none), once per key; a fact storing its own gives that one."""
+    store.write("write/turns", _graph_rows(memory, embedder)["write/turns"])
+    facts = [{**row, "embed_key": f"key-{n}"} for n, row in enumerate(_fact_rows_of_turns(memory, embedder, True))]
+    store.write("write/facts", facts)
+    rows = store.query("ingest/stored_vectors", memory_id=memory, keys=[f"key-{n}" for n in range(6)])
+    found = {r["key"]: np.asarray(r["embedding"], dtype=np.float32) for r in rows}
+    assert len(rows) == len(found) == 5
+    turn_vectors = embedder.encode([text for _, text in TURNS])
+    for n, turn in enumerate([0, 2, 4, 4]):
+        assert np.array_equal(found[f"key-{n}"], turn_vectors[turn]), n
+    assert np.array_equal(found["key-4"], np.float32(facts[4]["embedding_raw"]))
 
 
 def test_rewriting_a_vector_replaces_it(store, memory, embedder):

@@ -40,6 +40,10 @@ VECTOR_INDEXES = (
 # index cost 0.4 kB per fact of a store. ``Term.embedding`` (each memory's vocabulary,
 # ``hypermem.vocabulary``) is searched in-process over the memory's words (``store.vocabulary_matrix``).
 UNINDEXED_VECTORS = (("Episode", "embedding_raw"), ("Term", "embedding"))
+# Vectors a node may borrow from another: a Fact with ``raw_is_turn`` true stores no ``embedding_raw``;
+# its raw vector is, bit for bit, its one source turn's ``embedding`` (reached by ``FROM_TURN``).
+# (label, property) -> (flag, relationship, owner label, owner property).
+BORROWED_VECTORS = {("Fact", "embedding_raw"): ("raw_is_turn", "FROM_TURN", "Turn", "embedding")}
 
 # (label, property) pairs with a range index beyond ``id`` and ``memory_id``: the key of a raw model
 # vector (``Embedder.text_key``), by which an ingest finds the vectors of unchanged texts.
@@ -118,6 +122,9 @@ class Fact:
     embedding: list[float] | None = None
     embedding_raw: list[float] | None = None
     embed_key: str | None = None  # Embedder.text_key of the text ``embedding_raw`` was encoded from; None if derived
+    #: ``embedding_raw`` equals its one source turn's vector bit for bit: the store keeps it on the Turn only
+    #: (``embed_key`` stays: ``ingest/stored_vectors`` finds the vector through the turn).
+    raw_is_turn: bool = False
 
 
 @dataclass

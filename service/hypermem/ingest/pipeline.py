@@ -316,7 +316,9 @@ class Ingestor:
     def _embed_facts(self, memory_id: str, sessions: list[SessionBuild]) -> None:
         """Raw fact vectors: of ``embed_text`` (the memory's stored vector of that text when it holds one,
         ``_stored_vectors``; else encoded, each distinct text once), or the unit sum of the source turns'
-        vectors plus half the vector of the question the fact answers (no model call, no ``embed_key``)."""
+        vectors plus half the vector of the question the fact answers (no model call, no ``embed_key``).
+        A fact of one turn whose raw vector is that turn's, bit for bit in float32, is marked ``raw_is_turn``
+        (stored once, on the turn)."""
         turn_vectors = {t.id: np.asarray(t.embedding, dtype=np.float32) for s in sessions for t in s.turns}
         pairs = [(f, d) for s in sessions for f, d in zip(s.facts, s.fact_drafts)]
         texts = {d.embed_text: self.embedder.text_key(d.embed_text) for _, d in pairs if d.embed_text}
@@ -333,6 +335,11 @@ class Ingestor:
             if draft.context_turn_id in turn_vectors:
                 vector = vector + 0.5 * turn_vectors[draft.context_turn_id]
             fact.embedding_raw = (vector / (np.linalg.norm(vector) or 1.0)).tolist()
+        for fact, _ in pairs:
+            turn_vector = turn_vectors.get(fact.turn_ids[0]) if len(fact.turn_ids) == 1 else None
+            fact.raw_is_turn = turn_vector is not None and np.array_equal(
+                np.asarray(fact.embedding_raw, dtype=np.float32), turn_vector
+            )
 
     # --- stage 5: the write plan, then writing ----------------------------------------------
     def _plan(self, memory_id: str, sessions: list[SessionBuild]) -> WritePlan:

@@ -154,10 +154,13 @@ def episode_row(episode: Episode, turns: list[Turn], vector: np.ndarray) -> dict
 
 def fact_row(fact: Fact, vector: np.ndarray) -> dict:
     """The ``write/facts`` row of ``fact`` with its propagated ``vector``; ``text`` (full-text index) is the
-    content and keywords: the potential questions stay out of the fact's words."""
+    content and keywords: the potential questions stay out of the fact's words. A ``raw_is_turn`` fact's
+    ``embedding_raw`` is None (the store reads its turn's vector)."""
     row = as_row(fact)
     row["text"] = " ".join([fact.content, *fact.keywords])
     row["embedding"] = vector.tolist()
+    if fact.raw_is_turn:
+        row["embedding_raw"] = None
     return row
 
 

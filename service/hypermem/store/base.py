@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from hypermem.errors import HypermemError
-from hypermem.model import UNINDEXED_VECTORS, VECTOR_INDEXES
+from hypermem.model import BORROWED_VECTORS, UNINDEXED_VECTORS, VECTOR_INDEXES
 from hypermem.store import bm25, queries
 from hypermem.store.dialect import Dialect
 from hypermem.store.vocabulary_matrix import Vocabulary, VocabularyMatrices
@@ -188,7 +188,10 @@ class GraphStore(ABC):
         ANN index for ``k * vector_oversample`` neighbours, filters to the memory, and
         falls back to exact cosine over the memory when filtering starved the result
         (a global index returns the global top-k: other memories can crowd this one out).
-        A vector without an index (``model.UNINDEXED_VECTORS``) is always scored exactly.
+        A vector without an index (``model.UNINDEXED_VECTORS``) is always scored exactly. A vector
+        nodes may borrow (``model.BORROWED_VECTORS``) is searched twice, on the nodes holding it and
+        through the owners' index for the nodes borrowing it (same cosine), and the two top-``k``
+        are merged by score, ties by id.
         """
         if k <= 0:
             return []
@@ -198,14 +201,20 @@ class GraphStore(ABC):
             params["ids"] = list(dict.fromkeys(candidates))
             if not params["ids"]:
                 return []
-            statements = [self.dialect.vector_exact(label, prop, candidates=True)]
+            legs = [[self.dialect.vector_exact(label, prop, candidates=True)]]
+            if (label, prop) in BORROWED_VECTORS:
+                legs.append([self.dialect.vector_exact_borrowed(label, prop, candidates=True)])
         else:
             params["kk"] = k * self.vector_oversample
             exact = self.dialect.vector_exact(label, prop, candidates=False)
-            statements = (
-                [exact] if (label, prop) in UNINDEXED_VECTORS else [self.dialect.vector_ann(label, prop), exact]
-            )
-        return self._vector_leg(statements, params)
+            legs = [[exact] if (label, prop) in UNINDEXED_VECTORS else [self.dialect.vector_ann(label, prop), exact]]
+            if (label, prop) in BORROWED_VECTORS:
+                legs.append([self.dialect.vector_ann_borrowed(label, prop),
+                             self.dialect.vector_exact_borrowed(label, prop, candidates=False)])  # fmt: skip
+        hits = [self._vector_leg(statements, params) for statements in legs]
+        if len(hits) == 1:
+            return hits[0]
+        return sorted((h for leg in hits for h in leg), key=lambda h: (-h.score, h.id))[:k]
 
     def _vector_leg(self, statements: list[str], params: dict[str, Any]) -> list[Hit]:
         """The first of ``statements`` (ANN, then exact) that returns ``params["k"]`` rows, else the last's."""

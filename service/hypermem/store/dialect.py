@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 
-from hypermem.model import KEY_INDEXES, LABELS, SEARCH_LABELS, UNINDEXED_VECTORS, VECTOR_INDEXES
+from hypermem.model import BORROWED_VECTORS, KEY_INDEXES, LABELS, SEARCH_LABELS, UNINDEXED_VECTORS, VECTOR_INDEXES
 
 _MEMORY_TOKEN = re.compile(r"[a-z0-9_]+")  # RediSearch's tokens of a memory id (model.MEMORY_ID_PATTERN)
 
@@ -60,8 +60,8 @@ class Dialect(ABC):
         """Expression turning the ANN ``score`` of ``node.{prop}`` into cosine similarity with the param ``vector``."""
 
     @abstractmethod
-    def _cosine(self, prop: str) -> str:
-        """Expression: cosine similarity of ``node.{prop}`` and the param ``vector``."""
+    def _cosine(self, prop: str, node: str = "node") -> str:
+        """Expression: cosine similarity of ``{node}.{prop}`` and the param ``vector``."""
 
     @abstractmethod
     def obsolete_index_statements(self) -> list[str]:
@@ -77,20 +77,43 @@ class Dialect(ABC):
         ``text``; an engine whose index also holds ``memory_id`` narrows the query to that memory."""
 
     def vector_ann(self, label: str, prop: str) -> str:
-        """ANN query. Params: vector, kk (oversampled k), memory_id, k. Returns id, score (cosine)."""
+        """ANN query. Params: vector, kk (oversampled k), memory_id, k. Returns id, score (cosine); ties by id."""
         label, prop = _checked_vector(label, prop)
         return (
             f"{self._ann_call(label, prop)} WITH node, score WHERE node.memory_id = $memory_id "
-            f"RETURN node.id AS id, {self._ann_similarity(prop)} AS score ORDER BY score DESC LIMIT $k"
+            f"RETURN node.id AS id, {self._ann_similarity(prop)} AS score ORDER BY score DESC, id LIMIT $k"
         )
 
     def vector_exact(self, label: str, prop: str, candidates: bool) -> str:
-        """Exact cosine within one memory, or within ``$ids`` when ``candidates``. Returns id, score."""
+        """Exact cosine within one memory, or within ``$ids`` when ``candidates``. Returns id, score; ties by id.
+        Nodes without ``prop`` (a borrowed vector's, ``vector_exact_borrowed``) are not scored."""
         label, prop = _checked_vector(label, prop)
         match = f"UNWIND $ids AS cid MATCH (node:{label} {{id: cid}}) " if candidates else f"MATCH (node:{label}) "
         return (
             f"{match}WHERE node.memory_id = $memory_id AND node.{prop} IS NOT NULL "
-            f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC LIMIT $k"
+            f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC, id LIMIT $k"
+        )
+
+    def vector_ann_borrowed(self, label: str, prop: str) -> str:
+        """ANN over the owners of a borrowed vector (``model.BORROWED_VECTORS``), each hit mapped to the
+        ``label`` nodes that borrow it; ties by id. Params: vector, kk, memory_id, k. Returns id, score."""
+        flag, relationship, owner, owner_prop = BORROWED_VECTORS[_checked_vector(label, prop, BORROWED_VECTORS)]
+        return (
+            f"{self._ann_call(owner, owner_prop)} WITH node, score WHERE node.memory_id = $memory_id "
+            f"WITH node AS owner, {self._ann_similarity(owner_prop)} AS score "
+            f"MATCH (node:{label})-[:{relationship}]->(owner) WHERE node.{flag} = true "
+            f"RETURN node.id AS id, score ORDER BY score DESC, id LIMIT $k"
+        )
+
+    def vector_exact_borrowed(self, label: str, prop: str, candidates: bool) -> str:
+        """Exact cosine of the ``label`` nodes borrowing ``prop`` (``model.BORROWED_VECTORS``) within one memory,
+        or within ``$ids`` when ``candidates``; ties by id. Returns id, score."""
+        flag, relationship, owner, owner_prop = BORROWED_VECTORS[_checked_vector(label, prop, BORROWED_VECTORS)]
+        match = f"UNWIND $ids AS cid MATCH (node:{label} {{id: cid}}) " if candidates else f"MATCH (node:{label}) "
+        return (
+            f"{match}WHERE node.memory_id = $memory_id AND node.{flag} = true "
+            f"MATCH (node)-[:{relationship}]->(owner:{owner}) "
+            f"RETURN node.id AS id, {self._cosine(owner_prop, node='owner')} AS score ORDER BY score DESC, id LIMIT $k"
         )
 
     def fulltext(self, label: str) -> str:
@@ -153,8 +176,8 @@ class FalkorDialect(Dialect):
     def _ann_similarity(self, prop: str) -> str:
         return "1.0 - score"  # FalkorDB returns cosine distance
 
-    def _cosine(self, prop: str) -> str:
-        return f"1.0 - vec.cosineDistance(node.{prop}, vecf32($vector))"
+    def _cosine(self, prop: str, node: str = "node") -> str:
+        return f"1.0 - vec.cosineDistance({node}.{prop}, vecf32($vector))"
 
     def _fulltext_call(self, label: str) -> str:
         return f"CALL db.idx.fulltext.queryNodes('{label}', $text) YIELD node, score"
@@ -227,8 +250,8 @@ class Neo4jDialect(Dialect):
         # oversampled candidates are rescored exactly (the same float32 cosine FalkorDB returns).
         return self._cosine(prop)
 
-    def _cosine(self, prop: str) -> str:
-        return f"2.0 * vector.similarity.cosine(node.{prop}, $vector) - 1.0"
+    def _cosine(self, prop: str, node: str = "node") -> str:
+        return f"2.0 * vector.similarity.cosine({node}.{prop}, $vector) - 1.0"
 
     def _fulltext_call(self, label: str) -> str:
         return f"CALL db.index.fulltext.queryNodes('{self.fulltext_index_name(label)}', $text) YIELD node, score"
