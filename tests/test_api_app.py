@@ -533,6 +533,21 @@ def test_a_batch_with_more_text_than_the_sync_limit_runs_as_a_background_job(app
         state.sync_text_limit = default
 
 
+def test_a_batch_with_more_distinct_words_than_the_sync_limit_runs_as_a_background_job(app, client, acme):
+    state = app.extensions["hypermem"]
+    default, state.sync_word_limit = state.sync_word_limit, 8
+    try:
+        words = "violin pasta kiln glaze teapot bicycle harbour lantern meadow"  # 9 content words, 63 characters
+        accepted = client.post("/v1/memories/live-words/messages", headers=acme, json={"messages": [message(1, words)]})
+        assert accepted.status_code == 202 and accepted.get_json()["status"] == "queued"
+        assert _finished(client, acme, accepted.get_json()["job_id"])["report"]["turns"] == 1
+        few = client.post("/v1/memories/live-words/messages", headers=acme,
+                          json={"messages": [message(2, "The violin, the violin, the pasta!")]})  # fmt: skip
+        assert few.status_code == 200  # 2 distinct words: answered with its report
+    finally:
+        state.sync_word_limit = default
+
+
 def test_a_job_report_sums_the_counters_of_all_its_chunks(app, client, acme):
     # six one-message sessions: two chunks of three (the sync limit) in one background job
     batch = [message(i, f"I practised the violin for {i} hours.", day=f"2023-06-{i:02d}") for i in range(1, 7)]
