@@ -296,6 +296,10 @@ def test_people_and_timeline(client, acme):
         f"/v1/memories/{MEMORY}/people/Caroline/timeline?from=2023-06-01&to=2023-05-01", headers=acme
     )
     assert backwards.status_code == 422 and "to" in backwards.get_json()["errors"]["query"]
+    nobody = client.get(f"/v1/memories/{MEMORY}/people/Zelda/timeline", headers=acme)
+    assert nobody.status_code == 404 and "no person 'Zelda'" in nobody.get_json()["message"]
+    quiet = client.get(f"/v1/memories/{MEMORY}/people/melanie/timeline?from=2030-01-01", headers=acme)
+    assert quiet.status_code == 200 and quiet.get_json()["items"] == []  # a known person, nothing in the window
 
 
 def test_hyperedges_around_nodes(client, acme):

@@ -72,6 +72,7 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
         out["bad_order"] = error(await client.call_tool(
             "person_timeline", {"memory_id": memory_id, "person": "Nadia", "from": "2023-05-02", "to": "2023-05-01"}))  # fmt: skip
         out["unknown"] = error(await client.call_tool("list_topics", {"memory_id": "no-such-memory"}))
+        out["nobody"] = error(await client.call_tool("person_timeline", {"memory_id": memory_id, "person": "Zelda"}))
         out["bad_ingest"] = error(await client.call_tool(
             "ingest_messages", {"memory_id": "mcp-stdio", "messages": [{"message_id": "1", "speaker": "A"}]}))  # fmt: skip
         resource = await client.read_resource(f"hypermem://memories/{memory_id}/topics")
@@ -104,6 +105,7 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert out["bad_from"].endswith("from: Not a valid date.")
     assert out["bad_order"].endswith("to: must not be before 'from'")
     assert out["unknown"].endswith("memory_id: no memory 'no-such-memory'")
+    assert "person: no person 'Zelda' in memory" in out["nobody"]
     assert "messages" in out["bad_ingest"] and "timestamp" in out["bad_ingest"]
     assert "mcp-stdio" not in hm_service.store.memory_ids()  # refused input stored nothing
 

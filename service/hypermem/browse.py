@@ -60,8 +60,9 @@ def people(store: GraphStore, memory_id: str) -> list[dict[str, Any]]:
 
 def timeline(
     store: GraphStore, memory_id: str, person: str, *, start: date | None = None, end: date | None = None
-) -> list[dict[str, Any]]:
-    """A person's episodes and facts in date order, optionally within ``start``..``end`` (days, inclusive).
+) -> list[dict[str, Any]] | None:
+    """A person's episodes and facts in date order, optionally within ``start``..``end`` (days, inclusive);
+    None when the memory has no Person of that name (case-insensitive) and nothing by them.
 
     Episodes are those whose segment hyperedges hold a Person named ``person`` (case-insensitive)
     or that the person took part in; facts are those of these episodes that name the person or
@@ -99,6 +100,8 @@ def timeline(
             }
         )
     items.sort(key=lambda item: (item["date"] or "", item["kind"] != "episode", item["id"]))
+    if not items and person.casefold() not in {p["name"].casefold() for p in people(store, memory_id)}:
+        return None
     return items
 
 

@@ -202,6 +202,8 @@ class HypermemTools:
             named = exc.normalized_messages().items()
             raise ToolError("; ".join(f"{field}: {' '.join(errors)}" for field, errors in named)) from exc
         items = browse.timeline(self.store, self._memory(memory_id), person, start=days["start"], end=days["end"])
+        if items is None:
+            raise ToolError(f"person: no person {person!r} in memory {memory_id!r}")
         return {"person": person, "items": items}
 
     # --- resources ----------------------------------------------------------------------------------

@@ -78,9 +78,13 @@ def people(memory_id: str):
 @blp.route("/<memory_id:memory_id>/people/<name:person>/timeline", methods=["GET"])
 @blp.arguments(TimelineArgsSchema, location="query")
 @blp.response(200, TimelineSchema)
+@blp.alt_response(404, description="The memory holds no person of this name (see its people).")
 def timeline(args: dict, memory_id: str, person: str):
-    """A person's episodes and facts in date order, optionally between ``from`` and ``to`` (days, inclusive)."""
+    """A person's episodes and facts in date order, optionally between ``from`` and ``to`` (days, inclusive);
+    404 naming the person when the memory has no one of that name (case-insensitive) and nothing by them."""
     items = browse.timeline(_store(memory_id), memory_id, person, start=args["start"], end=args["end"])
+    if items is None:
+        abort(404, message=f"no person {person!r} in memory {memory_id!r}")
     return {"person": person, "items": items}
 
 
