@@ -24,6 +24,7 @@ from hypermem.store.dialect import Dialect
 from hypermem.store.vocabulary_matrix import Vocabulary, VocabularyMatrices
 
 STATS_CACHE_SECONDS = 30.0
+STARVED_SECONDS = 300.0  # how long a memory's starved ANN (``vector_search``) goes straight to exact search
 MAX_FULLTEXT_MATCHES = 5000  # per search; beyond it df is counted on the first matches only
 
 
@@ -62,6 +63,7 @@ class GraphStore(ABC):
         self._stats_cache: dict[tuple, tuple[float, bm25.CorpusStats]] = {}
         self._ranking_cache: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
         self._vocabularies = VocabularyMatrices()
+        self._starved: dict[tuple[str, str], float] = {}  # (ANN statement, memory_id) -> until when to skip it
         self.write_batch_size = write_batch_size
         self.vector_write_batch_size = vector_write_batch_size
         self.vector_oversample = vector_oversample
@@ -217,11 +219,20 @@ class GraphStore(ABC):
         return sorted((h for leg in hits for h in leg), key=lambda h: (-h.score, h.id))[:k]
 
     def _vector_leg(self, statements: list[str], params: dict[str, Any]) -> list[Hit]:
-        """The first of ``statements`` (ANN, then exact) that returns ``params["k"]`` rows, else the last's."""
-        for statement in statements:
+        """The first of ``statements`` (ANN, then exact) that returns ``params["k"]`` rows, else the last's. An ANN
+        that starved for this memory (its nodes are few among the index's) is skipped for ``STARVED_SECONDS``: the
+        exact search it falls back to is the answer anyway, and the ANN call only cost time."""
+        starved = (statements[0], params["memory_id"]) if len(statements) > 1 else None
+        if starved is not None and time.monotonic() < self._starved.get(starved, 0.0):
+            statements = statements[-1:]
+        for position, statement in enumerate(statements):
             rows = self.run_cypher(statement, params)
             if len(rows) >= params["k"]:
                 break
+            if starved is not None and position == 0 and len(statements) > 1:
+                if len(self._starved) > 10_000:
+                    self._starved.clear()
+                self._starved[starved] = time.monotonic() + STARVED_SECONDS
         return [Hit(r["id"], float(r["score"])) for r in rows]
 
     def fulltext_search(
