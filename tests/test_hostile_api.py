@@ -102,6 +102,13 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
         (b'{"messages": [' + b"[" * 4000 + b"]" * 4000 + b"]}", "application/json"),
     ),
     ("not JSON", None, "raw", (b"{not json", "application/json")),
+    (
+        "a 5,000-digit integer",
+        "json",
+        "raw",
+        (b'{"query": "cat", "turn_budget": ' + b"9" * 5000 + b"}", "application/json"),
+    ),
+    ("a byte-order mark", "json", "raw", (b"\xef\xbb\xbf" + json.dumps({"query": "cat"}).encode(), "application/json")),
     ("truncated JSON", None, "raw", (json.dumps(body(msg())).encode()[:-3], "application/json")),
     ("invalid UTF-8 bytes", None, "raw", (b'{"messages": [{"text": "\xff\xfe"}]}', "application/json")),
     ("plain text content type", None, "raw", (b"hello", "text/plain")),

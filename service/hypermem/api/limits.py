@@ -7,7 +7,8 @@
   ``application/json`` for any other Content-Type (form data, ``text/plain``, none), instead of
   a misleading 422 "Missing data for required field".
 - A JSON body nested deeper than ``Settings.max_json_depth`` gets 400 naming ``json`` before the
-  parser recurses into a ``RecursionError``.
+  parser recurses into a ``RecursionError``; so does one holding a number of more than ``MAX_DIGITS``
+  digits (Python refuses to convert it: a 500 otherwise), or starting with a UTF-8 byte-order mark.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from flask import Flask, current_app, request
 from flask_smorest import abort
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+MAX_DIGITS = 4300  # Python's int-from-text limit (sys.get_int_max_str_digits): a longer integer fails to parse
+_LONG_NUMBER = re.compile(rb"\d{%d,}" % (MAX_DIGITS + 1))
 _OPEN, _CLOSE = np.frombuffer(b"[{", dtype=np.uint8), np.frombuffer(b"]}", dtype=np.uint8)
 
 
@@ -53,6 +56,12 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
             abort(415, message=f"the body must be JSON: send Content-Type: application/json "
                                f"(got {request.mimetype or 'none'})")  # fmt: skip
         if request.is_json and body:
+            if body.startswith(b"\xef\xbb\xbf"):
+                abort(400, message="the JSON body starts with a byte-order mark (U+FEFF): send UTF-8 without one",
+                      errors={"json": {"_body": ["starts with a byte-order mark"]}})  # fmt: skip
+            if _LONG_NUMBER.search(_STRING.sub(b"", body)):
+                abort(400, message=f"a number in the JSON body has more than {MAX_DIGITS} digits",
+                      errors={"json": {"_body": [f"a number of more than {MAX_DIGITS} digits"]}})  # fmt: skip
             depth = json_depth(body)
             if depth > max_depth:
                 abort(400, message="the JSON body is nested too deeply",
