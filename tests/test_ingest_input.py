@@ -140,8 +140,34 @@ def test_locomo_unknown_conversation_and_missing_file(tmp_path):
     path = _write(tmp_path, [make_testconv_record("only-one")])
     with pytest.raises(LocomoFormatError, match=r"--conversation: unknown sample_id \['conv-99'\]"):
         load_locomo(path, ["conv-99"])
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(LocomoFormatError, match=r"PATH '.*absent\.json': no such file"):
         load_locomo(tmp_path / "absent.json")
+    with pytest.raises(LocomoFormatError, match=r"PATH '.*': a directory"):
+        load_locomo(tmp_path)
+
+
+@pytest.mark.parametrize("value", ["5", "12", "in 3 days", "3000", "May 2023", "1:56 pm on 8 May, 2300"])
+def test_locomo_session_date_needs_a_day_a_month_and_a_year(tmp_path, value):
+    """A partial date would take its missing parts from today: refused, naming the key."""
+    record = make_testconv_record("partial-date")
+    record["conversation"]["session_1_date_time"] = value
+    with pytest.raises(LocomoFormatError, match=r"partial-date\.session_1_date_time: "):
+        load_locomo(_write(tmp_path, [record]))
+
+
+def test_locomo_entries_that_are_not_objects_are_named(tmp_path):
+    record = make_testconv_record("odd")
+    record["conversation"]["session_2"][3] = "oops"
+    with pytest.raises(LocomoFormatError, match=r"odd\.session_2\[3\]: expected an object \(a turn\), got str"):
+        load_locomo(_write(tmp_path, [record]))
+    with pytest.raises(LocomoFormatError, match=r"bad\.json\[1\]: expected an object \(a conversation\), got int"):
+        load_locomo(_write(tmp_path, [make_testconv_record("fine"), 5]))
+
+
+def test_locomo_file_with_a_byte_order_mark_loads(tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps([make_testconv_record("bom")]).encode())
+    assert load_locomo(path)[0].sample_id == "bom"
 
 
 def test_locomo_bad_json(tmp_path):

@@ -28,11 +28,21 @@ class LocomoFormatError(HypermemError, ValueError):
 
 
 def parse_session_date(value: str, where: str) -> datetime:
-    """Parse LoCoMo's ``"1:56 pm on 8 May, 2023"``. Raises ``LocomoFormatError`` naming ``where``."""
+    """Parse LoCoMo's ``"1:56 pm on 8 May, 2023"``: a day, a month and a year (1900–2200), the time optional.
+    Raises ``LocomoFormatError`` naming ``where`` for anything less (``"5"``, ``"in 3 days"``, ``"2023"`` would
+    otherwise take the missing parts from today)."""
+    text = value.replace(" on ", " ")
     try:
-        return date_parser.parse(value.replace(" on ", " "), fuzzy=True)
+        # Parsed against two different defaults: a part the text lacks shows up as a difference.
+        first = date_parser.parse(text, fuzzy=True, default=datetime(2000, 1, 1))
+        second = date_parser.parse(text, fuzzy=True, default=datetime(2001, 2, 2))
     except (ValueError, OverflowError, TypeError) as exc:
         raise LocomoFormatError(f"{where}: cannot parse date {value!r}") from exc
+    if first.date() != second.date():
+        raise LocomoFormatError(f"{where}: cannot parse date {value!r}: it needs a day, a month and a year")
+    if not 1900 <= first.year <= 2200:
+        raise LocomoFormatError(f"{where}: date {value!r} is outside the years 1900-2200")
+    return first
 
 
 def conversation_from_record(record: dict) -> Conversation:
@@ -62,6 +72,8 @@ def conversation_from_record(record: dict) -> Conversation:
         when = parse_session_date(str(conv[date_key]), f"{sample_id}.{date_key}")
         for index, turn in enumerate(conv[key]):
             where = f"{sample_id}.{key}[{index}]"
+            if not isinstance(turn, dict):
+                raise LocomoFormatError(f"{where}: expected an object (a turn), got {type(turn).__name__}")
             for name in ("dia_id", "speaker", "text"):
                 if not isinstance(turn.get(name), str):
                     raise LocomoFormatError(f"{where}.{name}: missing or not a string")
@@ -83,11 +95,14 @@ def conversation_from_record(record: dict) -> Conversation:
 def load_locomo(path: str | Path, conversations: list[str] | None = None) -> list[Conversation]:
     """Load a LoCoMo JSON file (a list of records), optionally only the named ``sample_id``s.
 
-    Raises ``FileNotFoundError``, ``LocomoFormatError`` (bad JSON or shape; unknown or duplicate
+    Raises ``LocomoFormatError`` (no such file, bad JSON or shape; unknown or duplicate
     sample_id; a conversation without a turn), before anything is ingested.
     """
+    file = Path(path)
+    if not file.is_file():
+        raise LocomoFormatError(f"PATH {str(path)!r}: {'a directory' if file.is_dir() else 'no such file'}")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(file.read_text(encoding="utf-8-sig"))  # a leading byte-order mark is allowed
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise LocomoFormatError(f"{path}: not valid JSON ({exc})") from exc
     if isinstance(data, dict):
@@ -95,12 +110,15 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
     if not isinstance(data, list):
         raise LocomoFormatError(f"{path}: expected a list of conversations")
     records: dict[str, dict] = {}
-    for record in data:
-        if isinstance(record, dict):
-            sample_id = str(record.get("sample_id"))
-            if sample_id in records:
-                raise LocomoFormatError(f"{path}: sample_id {sample_id!r} appears more than once")
-            records[sample_id] = record
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise LocomoFormatError(
+                f"{path}[{index}]: expected an object (a conversation), got {type(record).__name__}"
+            )
+        sample_id = str(record.get("sample_id"))
+        if sample_id in records:
+            raise LocomoFormatError(f"{path}: sample_id {sample_id!r} appears more than once")
+        records[sample_id] = record
     if not records:
         raise LocomoFormatError(f"{path}: holds no conversation")
     wanted = conversations or list(records)
