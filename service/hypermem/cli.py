@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from hypermem.retrieve.config import SEARCH_FIELDS
-from hypermem.text import visible
+from hypermem.text import is_blank, visible
 
 if TYPE_CHECKING:
     from hypermem.retrieve.result import QueryResult
@@ -316,7 +316,7 @@ def demo(
         if os.path.realpath(path) != os.path.realpath(_sample_path()):
             raise typer.BadParameter("give --question when PATH is not the bundled sample", param_hint="--question")
         question = SAMPLE_QUESTION
-    if not question.strip() or len(question) > MAX_QUERY_CHARS:
+    if is_blank(question) or len(question) > MAX_QUERY_CHARS:
         raise typer.BadParameter(f"must be 1 to {MAX_QUERY_CHARS} characters", param_hint="--question")
     from rich.console import Console
 

@@ -4,7 +4,8 @@ A graph engine takes no NUL inside a parameter; a lone surrogate (JSON allows ``
 breaks UTF-8 encoding, hashing and the tokenizer. Identifiers (message, session and speaker
 names) also refuse C0/C1 control characters other than tab, newline and carriage return (they are
 printed as labels, where an ESC would drive the reader's terminal) and leading or trailing whitespace
-(``"3 "`` would be another turn than ``"3"``). Text and queries keep them
+(``"3 "`` would be another turn than ``"3"``), and invisible format characters (``"3\\u200b"`` likewise).
+A value of whitespace and invisible characters only is blank. Text and queries keep them
 (ANSI colours in a pasted log); ``visible`` escapes them for printing. Callers name the field in
 their own error.
 """
@@ -17,6 +18,12 @@ CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
 """A regex character class body of the C0/C1 control characters except tab, newline and carriage return."""
 _CONTROL = re.compile(f"[{CONTROLS}]")
 _ANY_CONTROL = re.compile(f"[{CONTROLS}\\t\\n\\r]")
+# Invisible format characters: bidi marks, embeddings, overrides and isolates (they reorder what a terminal
+# shows), zero-width space and word joiner, soft hyphen, byte-order mark. Not the zero-width (non-)joiner,
+# which scripts and emoji sequences need.
+INVISIBLE = "\\u00ad\\u061c\\u200b\\u200e\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff"
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+_BIDI = re.compile("[\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]")
 
 
 def encodable(value: str) -> bool:
@@ -29,10 +36,17 @@ def encodable(value: str) -> bool:
 
 
 def visible(value: str, *, one_line: bool = False) -> str:
-    """``value`` with every control character (``CONTROLS``) written as a ``\\xNN`` escape, for a terminal or pipe;
-    ``one_line`` (an error message) escapes tab, newline and carriage return too."""
+    """``value`` with every control character (``CONTROLS``) written as a ``\\xNN`` escape and every bidi control
+    as ``\\uNNNN`` (a right-to-left override would rearrange the line), for a terminal or pipe; ``one_line`` (an
+    error message) escapes tab, newline and carriage return too."""
     pattern = _ANY_CONTROL if one_line else _CONTROL
-    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    escaped = pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
+
+
+def is_blank(value: str) -> bool:
+    """Whether ``value`` shows nothing: only whitespace and invisible format characters (``INVISIBLE``)."""
+    return not _INVISIBLE.sub("", value).strip()
 
 
 def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:
@@ -40,7 +54,7 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, id
     but tab, newline, carriage return (a speaker); ``key``: an identifier without '/' (a message or session id)."""
     if not isinstance(value, str):
         return "missing or not a string"
-    if not blank_ok and not value.strip():
+    if not blank_ok and is_blank(value):
         return "missing or empty"
     if not encodable(value):
         return "is not valid UTF-8 (unpaired surrogate)"
@@ -48,6 +62,8 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, id
         return "contains a NUL character"
     if (key or identifier) and _CONTROL.search(value):
         return "must not contain control characters"
+    if (key or identifier) and _INVISIBLE.search(value):
+        return "must not contain invisible format characters (zero-width, bidi marks)"
     if (key or identifier) and value != value.strip():
         return "must not start or end with whitespace"
     if key and "/" in value:

@@ -25,7 +25,7 @@ from marshmallow import (
 )
 
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
-from hypermem.text import CONTROLS, encodable
+from hypermem.text import CONTROLS, INVISIBLE, encodable, is_blank
 
 EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
@@ -34,14 +34,14 @@ LATEST = datetime(2200, 1, 1)
 _PATTERNS = {
     # (pattern, error) by kind; patterns go into the OpenAPI document, so generated clients comply.
     "text": (r"^[^\x00]*$", "must not contain NUL characters"),
-    "non_blank": (r"^[^\x00]*[^\s\x00][^\x00]*$", "must not be blank or contain NUL characters"),
+    "non_blank": (rf"^[^\x00]*[^\s\x00{INVISIBLE}][^\x00]*$", "must not be blank or contain NUL characters"),
     "identifier": (
-        rf"^[^\s{CONTROLS}](?:[^{CONTROLS}]*[^\s{CONTROLS}])?$",
-        "must not be blank, start or end with whitespace, or contain control characters",
+        rf"^[^\s{CONTROLS}{INVISIBLE}](?:[^{CONTROLS}{INVISIBLE}]*[^\s{CONTROLS}{INVISIBLE}])?$",
+        "must not be blank, start or end with whitespace, or contain control or invisible format characters",
     ),
     "key": (
-        rf"^[^\s/{CONTROLS}](?:[^/{CONTROLS}]*[^\s/{CONTROLS}])?$",
-        "must not be blank, start or end with whitespace, or contain '/' or control characters",
+        rf"^[^\s/{CONTROLS}{INVISIBLE}](?:[^/{CONTROLS}{INVISIBLE}]*[^\s/{CONTROLS}{INVISIBLE}])?$",
+        "must not be blank, start or end with whitespace, or contain '/', control or invisible format characters",
     ),
 }
 
@@ -130,7 +130,7 @@ class MessageSchema(RequestSchema):
 
     @validates_schema
     def _has_content(self, data: dict, **kwargs) -> None:
-        if not data.get("text", "").strip() and not (data.get("image_caption") or "").strip():
+        if is_blank(data.get("text", "")) and is_blank(data.get("image_caption") or ""):
             raise ValidationError("text or image_caption must be non-blank", "text")
 
     @post_load

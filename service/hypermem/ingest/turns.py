@@ -12,7 +12,7 @@ from datetime import datetime
 from hypermem.errors import HypermemError
 from hypermem.model import Message, Turn, node_id
 from hypermem.store.ids import key
-from hypermem.text import text_problem
+from hypermem.text import is_blank, text_problem
 
 
 class IngestInputError(HypermemError, ValueError):
@@ -59,7 +59,7 @@ def message_problems(messages: list[Message], max_chars: int) -> dict[int, list[
         if checks["text"] is None:
             if len(message.text) > max_chars:
                 checks["text"] = f"{len(message.text)} characters; the limit is {max_chars}"
-            elif checks["image_caption"] is None and not turn_text(message):
+            elif checks["image_caption"] is None and is_blank(turn_text(message)):
                 checks["text"] = "missing or empty"
         for name, problem in checks.items():
             if problem is not None:

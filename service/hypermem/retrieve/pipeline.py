@@ -41,7 +41,7 @@ from hypermem.retrieve.stopping import StopDecision, cut, evidence_share_cut
 from hypermem.retrieve.turn_ranker import NEIGHBOR_SOURCES, TurnFacts, TurnLists, feature_matrix, load_model
 from hypermem.store import GraphStore
 from hypermem.store.base import Hit
-from hypermem.text import text_problem
+from hypermem.text import is_blank, text_problem
 
 if TYPE_CHECKING:
     from hypermem.stages import RetrievalStages
@@ -161,7 +161,7 @@ class Retriever:
         return [details[c]["dia_id"] for c in candidates], rows
 
     def _config(self, text: str, overrides: dict) -> SearchConfig:
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str) or is_blank(text):
             raise QueryError("query: must be a non-empty string")
         if len(text) > MAX_QUERY_CHARS:
             raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
