@@ -6,7 +6,7 @@
 Ingests the named conversations (default: all of the file) into a fresh temporary embedded
 FalkorDB (or ``--store``), one ``MemoryService`` for the run, no LLM. Model loading happens
 before the clock starts (the embedding model here, spaCy in the annotation worker, started ahead). Prints per conversation turns, episodes, facts, topics, hyperedges and
-seconds, then the total turns/s, and seconds per ingest stage (the ``Ingestor`` methods, timed
+seconds, then the total turns/s, and seconds per ingest stage (the ``Ingestor`` methods and ``add_words``, timed
 by wrapping them; NER, dates and per-turn keywords run in a worker process while this one embeds
 the turns, so only the wait for them after the embedding shows). Every text ingest embeds is recorded; after the ingest the same texts are embedded
 again with the same model, in one call on every core (its fastest way), and the LAST line is
@@ -27,12 +27,13 @@ from collections import defaultdict
 from pathlib import Path
 
 from hypermem.config import Settings
+from hypermem.ingest import pipeline
 from hypermem.ingest.locomo import load_locomo
 from hypermem.ingest.pipeline import Ingestor
 from hypermem.service import MemoryService
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"
-# Ingestor stages, in pipeline order (see hypermem.ingest.pipeline).
+# Ingestor stages, in pipeline order (see hypermem.ingest.pipeline); add_words is the module's function.
 STAGES = {
     "_changed_sessions": "turns: load + diff",
     "_embed_turns": "turns: embed",
@@ -41,6 +42,7 @@ STAGES = {
     "_build_episodes": "episodes: segment + describe",
     "_build_facts": "facts: extract",
     "_embed_facts": "facts: vectors",
+    "add_words": "vocabulary: words new to the memory",
     "_plan": "plan: topics, segments, propagation",
     "_write": "write (incl. supersession, salience)",
 }
@@ -66,10 +68,12 @@ def recorded_encode(embedder) -> list[list[str]]:
 
 
 def timed_stages(ingestor: Ingestor) -> dict[str, float]:
-    """Wrap the ingestor's stage methods so each adds its wall seconds to the returned dict."""
+    """Wrap the ingestor's stage methods (and the pipeline's ``add_words``) so each adds its wall seconds to the
+    returned dict."""
     seconds: dict[str, float] = defaultdict(float)
     for name in STAGES:
-        method = getattr(ingestor, name)
+        owner = ingestor if hasattr(ingestor, name) else pipeline
+        method = getattr(owner, name)
 
         @functools.wraps(method)
         def wrapper(*args, _method=method, _name=name, **kwargs):
@@ -79,7 +83,7 @@ def timed_stages(ingestor: Ingestor) -> dict[str, float]:
             finally:
                 seconds[_name] += time.perf_counter() - start
 
-        setattr(ingestor, name, wrapper)
+        setattr(owner, name, wrapper)
     return seconds
 
 

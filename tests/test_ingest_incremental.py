@@ -254,11 +254,12 @@ def test_an_edited_message_re_embeds_only_its_changed_texts(hm_service):
     assert len(first) == len(set(first)) > 50  # 29 turns and the passages; each distinct text once
     again = ingest("reuse", edited)
     scratch = ingest("reuse-scratch", edited)
-    words = vocabulary([edited[-4].text])  # the memory's vocabulary embeds the one word new to it
+    # the memory's vocabulary adds the one word new to it, embedded unless this process or another memory has it
+    words = vocabulary([edited[-4].text])
     expected = {t for t in set(scratch) - set(first) if t not in words}
-    assert set(again) & words == {"edited"}
+    assert set(again) & words <= {"edited"}
     assert len(again) == len(set(again)) and set(again) - {"edited"} == expected
-    assert f"assistant: {edited[-4].text}" in again and 2 <= len(again) - 1 <= 4  # the turn, 1-3 passages
+    assert f"assistant: {edited[-4].text}" in again and 2 <= len(set(again) - words) <= 4  # the turn, 1-3 passages
     assert _vectors(hm_service, "reuse") == _vectors(hm_service, "reuse-scratch")
 
     # the same words from another speaker are another text

@@ -358,7 +358,7 @@ def test_indexes_cover_the_schema(store):
     assert ("Episode", "embedding_raw", "VECTOR") not in found  # model.UNINDEXED_VECTORS: searched exactly
     assert ("Term", "embedding", "VECTOR") not in found  # searched in-process (store.vocabulary_matrix)
     assert ("Hyperedge", "id", "RANGE") in found
-    assert {("Turn", "embed_key", "RANGE"), ("Fact", "embed_key", "RANGE")} <= found
+    assert {("Turn", "embed_key", "RANGE"), ("Fact", "embed_key", "RANGE"), ("Term", "embed_key", "RANGE")} <= found
 
 
 def test_an_unindexed_vector_is_searched_exactly_and_its_old_index_is_dropped(store, memory, embedder):

@@ -3,19 +3,21 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 
 import numpy as np
 import pytest
 from conftest import TESTCONV_ID
 from engines import engine_settings
+from support.counting import CountingEmbedder
 
 from hypermem.model import Message
 from hypermem.retrieve.expansion import MIN_COSINE, QueryExpander
 from hypermem.service import MemoryService
 from hypermem.store import bm25
 from hypermem.store.ids import term_id
-from hypermem.vocabulary import VERSION, add_words, vocabulary, words
+from hypermem.vocabulary import VERSION, WORD_VECTORS, add_words, vocabulary, words
 
 
 def test_words_are_lowercase_content_words_once_in_order():
@@ -103,6 +105,64 @@ def test_a_processs_copy_of_a_vocabulary_follows_the_store(vocabulary_store, hm_
         assert {w for w, _ in rebuilt.nearest(["bicycle"], 4)["bicycle"]} == set(rebuilt.words)
     finally:
         other.close()
+
+
+def test_a_words_vector_is_the_same_alone_and_in_any_batch(hm_service):
+    """Word reuse across memories is exact only if ``encode`` is: a word's vector alone, in a sorted batch, in a
+    shuffled batch padded beside a long text, and on the one-thread model are equal bit for bit (minilm-int8)."""
+    embedder = hm_service.embedder
+    found = ["pottery", "novelette", "quixotry", "zymurgy", "kiln", "glaze", "snarky", "xylophonist", "café"]
+    batch = embedder.encode(found)
+    long = "a much longer text that pads every other word of its batch to many more tokens " * 4
+    mixed = embedder.encode([long, *reversed(found)])[1:][::-1]
+    single = embedder.encode(found, single_thread=True)
+    for n, word in enumerate(found):
+        alone = embedder.encode([word])[0]
+        assert np.array_equal(alone, batch[n]) and np.array_equal(alone, mixed[n]), word
+        assert np.array_equal(alone, single[n]), word
+
+
+def test_a_memory_takes_the_vectors_of_words_another_memory_holds(vocabulary_store):
+    """A word new to a memory is embedded only when no memory of the store holds it under the same model
+    (``embed_key``) and this process has not embedded it lately (``WORD_VECTORS``); whatever their source, the
+    Term vectors are the model's bit for bit, so the expansions are the same."""
+    store, embedder = vocabulary_store.store, vocabulary_store.embedder
+    counting = CountingEmbedder(embedder)
+    tag = "".join(chr(ord("a") + int(c, 16)) for c in uuid.uuid4().hex[:6])  # words no other test stored
+    text = f"The quixotry{tag} of zymurgy{tag}: a novelette{tag} about a snarky{tag} xylophonist{tag}."
+    shared = sorted(words(text))
+    memory = {n: f"reuse-{tag}-{n}" for n in ("r1", "r2", "r3", "r4", "old")}
+
+    def add(name: str, added_text: str) -> list[str]:
+        counting.sent.clear()
+        assert add_words(store, counting, memory[name], [added_text]) == len(words(added_text))
+        return sorted(counting.sent)
+
+    WORD_VECTORS.clear()
+    assert add("r1", text) == shared  # a store and a process that know none of them
+    assert add("r2", text) == []  # this process's cache
+    WORD_VECTORS.clear()
+    assert add("r3", text) == []  # r1's and r2's Terms
+    # a Term without embed_key (an older store's) or under another model's key lends nothing
+    old = memory["old"]
+    store.write("write/terms", [
+        {"memory_id": old, "id": term_id(old, f"wombat{tag}"), "word": f"wombat{tag}", "embedding": [1.0] * embedder.dimension},
+        {"memory_id": old, "id": term_id(old, f"pangolin{tag}"), "word": f"pangolin{tag}",
+         "embed_key": "another model's key of the word", "embedding": [1.0] * embedder.dimension},
+    ])  # fmt: skip
+    WORD_VECTORS.clear()
+    assert add("r4", f"{text} A pangolin{tag} or wombat{tag}.") == [f"pangolin{tag}", f"wombat{tag}"]
+    rows = store.run_cypher(
+        "MATCH (t:Term) WHERE t.memory_id IN $m RETURN t.memory_id AS m, t.word AS w, t.embedding AS v",
+        {"m": [memory[n] for n in ("r1", "r2", "r3", "r4")]},
+    )
+    assert len(rows) == 4 * len(shared) + 2
+    for r in rows:
+        assert np.array_equal(np.asarray(r["v"], dtype=np.float32), embedder.encode([r["w"]])[0]), (r["m"], r["w"])
+    nearest = {n: store.vocabulary(memory[n]).nearest(shared, 3) for n in ("r1", "r2", "r3")}
+    assert nearest["r1"] == nearest["r2"] == nearest["r3"] and set(nearest["r1"]) == set(shared)
+    for memory_id in memory.values():
+        store.delete_terms(memory_id)
 
 
 def test_expansion_reaches_the_turn_that_shares_no_word_with_the_query(vocabulary_store):

@@ -46,8 +46,9 @@ UNINDEXED_VECTORS = (("Episode", "embedding_raw"), ("Term", "embedding"))
 BORROWED_VECTORS = {("Fact", "embedding_raw"): ("raw_is_turn", "FROM_TURN", "Turn", "embedding")}
 
 # (label, property) pairs with a range index beyond ``id`` and ``memory_id``: the key of a raw model
-# vector (``Embedder.text_key``), by which an ingest finds the vectors of unchanged texts.
-KEY_INDEXES = (("Turn", "embed_key"), ("Fact", "embed_key"))
+# vector (``Embedder.text_key``), by which an ingest finds the vectors of unchanged texts, and a word's
+# vector in another memory's vocabulary (``hypermem.vocabulary``).
+KEY_INDEXES = (("Turn", "embed_key"), ("Fact", "embed_key"), ("Term", "embed_key"))
 
 # A memory_id (and any id built like one): 1-128 of letters, digits, '_', '.', ':' or '-'; no '/',
 # which separates the parts of a node id.

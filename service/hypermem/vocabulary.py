@@ -13,17 +13,29 @@ share: with their count, it tells a process whether its copy of the memory's voc
 hyphens first (``ﬁ`` is ``fi``, ``lib\u2060rary`` is ``library``); words are lowercase runs of
 ``MIN_LETTERS``-``MAX_LETTERS`` letters that are not English stop words (spaCy's list, which is
 longer than BM25's: "when", "did" and "thing" carry no topic).
+
+A word's vector depends only on the model and the word, and most words recur across memories, so a word new to
+a memory is embedded only when neither this process (``WORD_VECTORS``, an LRU) nor another memory's Term of the
+same model holds its vector: each Term records ``embed_key`` (``Embedder.text_key``: model name + word), by which
+``ingest/term_vectors`` finds it. Reuse is exact because ``Embedder.encode`` is: a word's vector is the same bit
+for bit alone, in any batch (padded beside longer texts) and on one thread or all (minilm-int8, checked in
+``tests/test_vocabulary.py``), so a memory's Terms, and its expansions, are those of embedding every word afresh.
+A Term without ``embed_key`` (written before it, or under another model: ``hypermem reindex`` replaces one
+memory's vocabulary at a time) is never lent.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 import unicodedata
 import uuid
-from collections.abc import Iterable
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from hypermem.store.ids import term_id
@@ -36,7 +48,8 @@ log = logging.getLogger(__name__)
 
 MIN_LETTERS = 3
 VERSION = 1  # of the word rule (``words``); a store recording another version gets its vocabulary added again
-LOOKUP_BATCH = 2000  # Term ids per lookup query
+LOOKUP_BATCH = 2000  # Term ids (or keys) per lookup query
+WORD_CACHE_SIZE = 8192  # word vectors kept per process: ~13 MB at 384 float32 dimensions
 MAX_LETTERS = 24  # longer letter runs are identifiers, hashes or base64, not words with a neighbourhood
 _WORD = re.compile(rf"(?<![^\W\d_])[^\W\d_]{{{MIN_LETTERS},{MAX_LETTERS}}}(?![^\W\d_])")
 STOP = frozenset(STOP_WORDS)
@@ -57,10 +70,60 @@ def vocabulary(texts: Iterable[str]) -> set[str]:
     return out
 
 
+class WordVectors:
+    """A thread-safe LRU of word vectors (read-only float32 arrays) by ``Embedder.text_key``."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> np.ndarray | None:
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+            return vector
+
+    def put(self, key: str, vector: np.ndarray) -> None:
+        vector = np.array(vector, dtype=np.float32)
+        vector.setflags(write=False)
+        with self._lock:
+            self._vectors[key] = vector
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
+
+WORD_VECTORS = WordVectors(WORD_CACHE_SIZE)
+
+
+def word_vectors(store: GraphStore, embedder: Embedder, found: Sequence[str]) -> dict[str, np.ndarray]:
+    """The model's vector of each word: from ``WORD_VECTORS``, else from a Term of any memory with the word's
+    ``embed_key`` (same model, same word), else embedded (one call for the rest). Bit for bit the same vectors."""
+    keys = {w: embedder.text_key(w) for w in found}
+    vectors = {w: v for w in found if (v := WORD_VECTORS.get(keys[w])) is not None}
+    missing = [w for w in found if w not in vectors]
+    stored: dict[str, list[float]] = {}
+    for start in range(0, len(missing), LOOKUP_BATCH):
+        batch = [keys[w] for w in missing[start : start + LOOKUP_BATCH]]
+        stored.update((r["key"], r["embedding"]) for r in store.query("ingest/term_vectors", keys=batch))
+    fresh = [w for w in missing if keys[w] not in stored]
+    vectors.update((w, np.asarray(stored[keys[w]], dtype=np.float32)) for w in missing if keys[w] in stored)
+    vectors.update(zip(fresh, embedder.encode(fresh)))
+    for w in missing:
+        WORD_VECTORS.put(keys[w], vectors[w])
+    return vectors
+
+
 def add_words(store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str]) -> int:
     """Add the content words of ``texts`` that ``memory_id``'s vocabulary lacks, with their vectors; returns how
-    many. Only new words are embedded (one short text each), so a memory's vocabulary costs little after its
-    first sessions."""
+    many. Only words new to the memory are looked up (``word_vectors``), and only those no other memory of the
+    store and no recent ingest of this process holds are embedded (one short text each)."""
     found = sorted(vocabulary(texts))
     known: set[str] = set()
     for start in range(0, len(found), LOOKUP_BATCH):
@@ -70,8 +133,9 @@ def add_words(store: GraphStore, embedder: Embedder, memory_id: str, texts: Iter
     if new:
         stamp = store.query("retrieve/vocabulary_stamp", memory_id=memory_id)
         generation = (stamp[0]["generation"] if stamp else None) or uuid.uuid4().hex
-        rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding": v.tolist(),
-                 "generation": generation} for w, v in zip(new, embedder.encode(new))]  # fmt: skip
+        vectors = word_vectors(store, embedder, new)
+        rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding": vectors[w].tolist(),
+                 "generation": generation, "embed_key": embedder.text_key(w)} for w in new]  # fmt: skip
         store.write("write/terms", rows)
     return len(new)
 

@@ -105,6 +105,7 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
         word = StringProperty()
         generation = StringProperty()
         embedding = ArrayProperty(FloatProperty())  # searched in-process (model.UNINDEXED_VECTORS)
+        embed_key = StringProperty(index=True)
 
     classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState,
                IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock, Term]  # fmt: skip
