@@ -144,7 +144,7 @@ def keys(client):
         assert created.status_code == 201, created.get_json()
         out[tenant] = created.get_json()["key"]
         assigned = client.put(f"/v1/tenants/{tenant}/memories/{memory_id}", headers=bearer(ADMIN))
-        assert assigned.get_json() == {"tenant": tenant, "memory_id": memory_id}
+        assert assigned.get_json() == {"tenant": tenant, "memory_id": memory_id, "previous_owner": None}
     return out
 
 
@@ -193,6 +193,20 @@ def test_engine_restart_without_vector_indexes_is_not_ready_then_recovers(app, c
     assert answered.status_code == 200, answered.get_json()
     assert store.missing_vector_indexes() == []
     assert client.get("/v1/ready").get_json()["status"] == "ready"
+
+
+def test_moving_another_tenants_memory_needs_transfer(client, acme, globex):
+    moved = client.put(f"/v1/tenants/globex/memories/{MEMORY}", headers=bearer(ADMIN))
+    assert moved.status_code == 409 and "owned by tenant 'acme'" in moved.get_json()["message"]
+    assert "transfer" in moved.get_json()["errors"]["query"]
+    assert client.get(f"/v1/memories/{MEMORY}", headers=acme).status_code == 200  # still acme's
+    again = client.put(f"/v1/tenants/acme/memories/{MEMORY}", headers=bearer(ADMIN))  # its own owner: a no-op
+    assert again.get_json() == {"tenant": "acme", "memory_id": MEMORY, "previous_owner": "acme"}
+    there = client.put(f"/v1/tenants/globex/memories/{MEMORY}?transfer=true", headers=bearer(ADMIN))
+    assert there.get_json() == {"tenant": "globex", "memory_id": MEMORY, "previous_owner": "acme"}
+    assert client.get(f"/v1/memories/{MEMORY}", headers=acme).status_code == 404
+    back = client.put(f"/v1/tenants/acme/memories/{MEMORY}?transfer=true", headers=bearer(ADMIN))
+    assert back.status_code == 200 and client.get(f"/v1/memories/{MEMORY}", headers=acme).status_code == 200
 
 
 def test_assigning_a_memory_that_does_not_exist_is_404_and_creates_nothing(app, client):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask_smorest import Blueprint, abort
 
 from hypermem.api import auth
-from hypermem.api.schemas import AssignedSchema, KeyCreatedSchema, KeyRevokedSchema
+from hypermem.api.schemas import AssignArgsSchema, AssignedSchema, KeyCreatedSchema, KeyRevokedSchema
 from hypermem.api.state import state
 from hypermem.records import keys, owners
 
@@ -33,14 +33,21 @@ def revoke_key(tenant: str, key_id: str):
 
 
 @blp.route("/<tenant:tenant>/memories/<memory_id:memory_id>", methods=["PUT"])
+@blp.arguments(AssignArgsSchema, location="query")
 @blp.response(200, AssignedSchema)
 @blp.alt_response(404, description="No memory has this id: ingest it first (a tenant key's first write claims it).")
-def assign_memory(tenant: str, memory_id: str):
-    """Give an existing ``memory_id`` to ``tenant``, e.g. a memory ingested with the CLI (replaces any owner);
-    404 naming the memory when it does not exist (no empty memory is made)."""
+@blp.alt_response(409, description="Another tenant owns the memory: repeat with ?transfer=true to move it.")
+def assign_memory(args: dict, tenant: str, memory_id: str):
+    """Give an existing ``memory_id`` to ``tenant``, e.g. a memory ingested with the CLI; 404 naming the memory
+    when it does not exist (no empty memory is made), 409 when another tenant owns it unless ``transfer``."""
     auth.require_admin()
     store = state().store
     if not owners.memory_exists(store, memory_id):
         abort(404, message=f"memory {memory_id!r} does not exist; ingest it first")
+    owner = owners.owner_of(store, memory_id)
+    previous = owner["tenant"] if owner else None
+    if previous not in (None, tenant) and not args["transfer"]:
+        abort(409, message=f"memory {memory_id!r} is owned by tenant {previous!r}; add ?transfer=true to move it",
+              errors={"query": {"transfer": ["needed to move a memory another tenant owns"]}})  # fmt: skip
     owners.assign_memory(store, memory_id, tenant)
-    return {"tenant": tenant, "memory_id": memory_id}
+    return {"tenant": tenant, "memory_id": memory_id, "previous_owner": previous}

@@ -507,9 +507,18 @@ class KeyRevokedSchema(Schema):
     revoked = fields.Boolean(required=True)
 
 
+class AssignArgsSchema(RequestSchema):
+    transfer = fields.Boolean(
+        load_default=False,
+        metadata={"description": "Move a memory another tenant owns (its queries and jobs go with it); "
+                                 "without it such a memory gets 409."},
+    )  # fmt: skip
+
+
 class AssignedSchema(Schema):
     tenant = fields.String(required=True)
     memory_id = fields.String(required=True)
+    previous_owner = fields.String(allow_none=True, metadata={"description": "The tenant that owned it before."})
 
 
 # --- probes ----------------------------------------------------------------------------------
