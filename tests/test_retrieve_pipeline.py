@@ -374,8 +374,8 @@ def test_bad_query_raises_query_error_naming_the_field(hm_service, hm_ingested, 
         hm_service.query(hm_ingested.memory_id, text, **overrides)
 
 
-def test_unknown_memory_returns_empty_evidence(hm_service):
-    result = hm_service.query("no-such-memory", "Where did Omar go camping?")
+def test_the_pipeline_over_a_memory_without_dialogue_returns_empty_evidence(hm_service):
+    result = hm_service.retriever.query("no-such-memory", "Where did Omar go camping?")  # the service refuses it
     assert result.turns == [] and result.facts == [] and result.stop.rule == "empty"
 
 
@@ -397,3 +397,10 @@ def test_short_statements_without_facts_are_found_by_the_turn_legs(hm_service):
         assert sorted(moved) == ["a1", "a2", "a3"], (overrides, moved)  # the whole small memory
         quit_ = [t.dia_id for t in hm_service.query(memory, "Did Ana quit her job?", turn_budget=2, **overrides).turns]
         assert "a2" in quit_ and len(quit_) == 2, (overrides, quit_)
+
+
+def test_a_query_of_a_memory_without_dialogue_raises_unknown_memory(hm_service):
+    from hypermem.service import UnknownMemory
+
+    with pytest.raises(UnknownMemory, match="memory_id: no memory 'nobody-here'"):
+        hm_service.query("nobody-here", "Where does Alice live?")

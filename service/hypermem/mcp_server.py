@@ -37,7 +37,7 @@ from hypermem.records import keys, owners, queries
 from hypermem.records.jobs import IngestJobs
 from hypermem.retrieve.config import SEARCH_FIELDS
 from hypermem.retrieve.pipeline import QueryError
-from hypermem.service import MemoryService
+from hypermem.service import MemoryService, UnknownMemory
 
 INSTRUCTIONS = (
     "hypermem is a hypergraph memory of conversations (topics -> episodes -> facts -> dialogue turns). "
@@ -153,7 +153,7 @@ class HypermemTools:
         overrides = {"answer": answer, **({"turn_budget": turn_budget} if turn_budget else {})}
         try:
             result = self.service.query(memory_id, query, **overrides)
-        except QueryError as exc:
+        except (QueryError, UnknownMemory) as exc:
             raise ToolError(str(exc)) from exc
         record = queries.record(result)
         queries.save(self.store, self.service.settings, memory_id, query, record)

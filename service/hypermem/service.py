@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
+from hypermem.errors import HypermemError
 from hypermem.locks import MemoryLock
 from hypermem.model import Conversation, Message
 from hypermem.store import GraphStore, open_store
@@ -19,6 +20,14 @@ from hypermem.vocabulary import ensure_vocabulary
 
 if TYPE_CHECKING:
     from hypermem.retrieve.result import QueryResult
+
+
+class UnknownMemory(HypermemError, LookupError):
+    """The memory holds no dialogue (never ingested, or deleted)."""
+
+    def __init__(self, memory_id: str):
+        super().__init__(f"memory_id: no memory {memory_id!r}")
+        self.memory_id = memory_id
 
 
 class MemoryService:
@@ -102,7 +111,9 @@ class MemoryService:
 
     def query(self, memory_id: str, text: str, **overrides) -> QueryResult:
         """Retrieve evidence for ``text`` in ``memory_id`` (``hypermem.retrieve.pipeline``). Raises ``QueryError``
-        naming the field for a bad query or search setting."""
+        naming the field for a bad query or search setting, ``UnknownMemory`` when the memory holds no dialogue."""
+        if not self.store.query("api/memory_has_turns", memory_id=memory_id):
+            raise UnknownMemory(memory_id)
         return self.retriever.query(memory_id, text, **overrides)
 
     def delete_memory(self, memory_id: str) -> int:

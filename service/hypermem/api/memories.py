@@ -24,6 +24,7 @@ from hypermem.ingest.turns import message_problems
 from hypermem.model import Message
 from hypermem.records import owners, queries
 from hypermem.retrieve.pipeline import QueryError
+from hypermem.service import UnknownMemory
 
 blp = Blueprint("memories", __name__, url_prefix="/v1", description="Ingest, query, explain and delete memories.")
 
@@ -153,6 +154,8 @@ def query(body: dict, memory_id: str):
     except QueryError as exc:
         field, _, problem = str(exc).partition(": ")
         abort(422, message=str(exc), errors={"json": {field: [problem or str(exc)]}})
+    except UnknownMemory:
+        abort(404, message=f"memory {memory_id!r} holds no dialogue yet")
     record = queries.record(result)
     queries.save(current.store, current.settings, memory_id, text, record)
     return record
