@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 import yake
+from conftest import LOCOMO
 
 from hypermem.ingest.locomo import load_locomo
 from hypermem.ingest.passages import prose_of
 from hypermem.ingest.yake_core import extract_keywords
-from tests.conftest import LOCOMO
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "sample-conversation.json"
 ODD_TEXTS = [
