@@ -72,6 +72,8 @@ def test_query_bad_turn_budget_is_refused(cli_env, hm_settings):
     cli_env(hm_settings)
     result = run("query", "--memory", "testconv", "--turn-budget", "0", "Where?")
     assert result.exit_code == 2 and "--turn-budget" in result.output
+    bogus = run("query", "--memory", "testconv", "--stopping", "bogus", "Where?")
+    assert bogus.exit_code == 2 and "error: --stopping: must be 'adaptive' or 'fixed'" in bogus.output
 
 
 def test_ingest_locomo_prints_counts_and_skips_what_is_stored(cli_env, hm_settings, hm_ingested, hm_testconv_file):

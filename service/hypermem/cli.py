@@ -295,7 +295,9 @@ def query(
         try:
             result = svc.query(memory, text, **overrides)
         except QueryError as exc:
-            typer.echo(visible(f"error: {exc}", one_line=True), err=True)
+            field, _, problem = str(exc).partition(": ")
+            named = f"--{field.replace('_', '-')}: {problem}" if field in overrides else str(exc)  # the option
+            typer.echo(visible(f"error: {named}", one_line=True), err=True)
             raise typer.Exit(2) from exc
         _print_result(result, as_json)
 
