@@ -68,7 +68,7 @@ def test_query_unknown_memory_names_the_option(cli_env, hm_settings, hm_ingested
     assert "--memory: no memory 'nobody-here'" in result.output
 
 
-def test_query_bad_turn_budget_is_refused(cli_env, hm_settings):
+def test_query_bad_turn_budget_is_refused(cli_env, hm_settings, hm_ingested):
     cli_env(hm_settings)
     result = run("query", "--memory", "testconv", "--turn-budget", "0", "Where?")
     assert result.exit_code == 2 and "--turn-budget" in result.output
