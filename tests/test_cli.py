@@ -327,3 +327,9 @@ def test_memories_lists_and_delete_removes_one_memory_only(cli_env, tmp_path, hm
     assert deleted.exit_code == 0 and "deleted memory 'sample-1'" in deleted.stdout, deleted.output
     after = run("memories").stdout
     assert "sample-1" not in after and "testconv" in after
+
+
+def test_demo_names_a_missing_file_before_anything_else(cli_env, tmp_path):
+    cli_env(tmp_path / "db")
+    result = run("demo", str(tmp_path / "absent.json"))  # no --question either: the file is named first
+    assert result.exit_code == 2 and "PATH" in result.output and "no such file" in result.output

@@ -314,6 +314,9 @@ def demo(
     from hypermem.retrieve.config import MAX_QUERY_CHARS
 
     path = path or _sample_path()
+    if not os.path.isfile(path):
+        raise typer.BadParameter(f"{path!r}: {'a directory' if os.path.isdir(path) else 'no such file'}",
+                                 param_hint="PATH")  # fmt: skip
     if question is None:
         if os.path.realpath(path) != os.path.realpath(_sample_path()):
             raise typer.BadParameter("give --question when PATH is not the bundled sample", param_hint="--question")
