@@ -14,21 +14,15 @@ per fold, fixed 8 turns): 0.782 without this leg, 0.790 with it (multi-hop 0.422
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Collection
-
-import numpy as np
-import numpy.typing as npt
 
 from hypermem.embed import Embedder
 from hypermem.store import GraphStore
 from hypermem.store.bm25 import MAX_EXPANDED_WORDS, MAX_QUERY_WORDS, analyze
-from hypermem.vocabulary import words
+from hypermem.vocabulary import word_vectors, words
 
 NEIGHBOURS = 30  # vocabulary words looked up per query word
 MIN_COSINE = 0.45  # a neighbour joins the query from this cosine with the query word
-WORD_VECTOR_CACHE = 4096  # vectors of query words no turn uses, kept by this process (the model's, so never stale)
 
 
 class QueryExpander:
@@ -37,8 +31,6 @@ class QueryExpander:
     def __init__(self, store: GraphStore, embedder: Embedder):
         self.store = store
         self.embedder = embedder
-        self._word_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._lock = threading.Lock()  # request threads share the cache
 
     def expand(self, memory_id: str, query: str, persons: Collection[str]) -> dict[str, float]:
         """The query's content words (weight 1.0) and their neighbours in ``memory_id``'s vocabulary (weight cos², a stem once, the
@@ -64,23 +56,12 @@ class QueryExpander:
 
     def _nearest(self, memory_id: str, own: list[str]) -> dict[str, list[tuple[str, float]]]:
         """Each word's ``NEIGHBOURS`` in the memory's vocabulary. A word the dialogue uses is searched with its
-        stored vector (no model call); only the others are embedded, once per process."""
+        stored vector (no model call); the others take their vector from ``hypermem.vocabulary.word_vectors``
+        (this process's cache, another memory's Term of the word, else the model)."""
         vocabulary = self.store.vocabulary(memory_id)
         if not vocabulary.words:
             return {}
         unknown = [w for w in own if w not in vocabulary.rows]
-        return vocabulary.nearest(own, NEIGHBOURS, vectors=self._vectors(unknown) if unknown else None)
-
-    def _vectors(self, unknown: list[str]) -> dict[str, npt.NDArray[np.float32]]:
-        with self._lock:
-            vectors = {w: self._word_vectors[w] for w in unknown if w in self._word_vectors}
-        todo = [w for w in unknown if w not in vectors]
-        if todo:
-            vectors.update(zip(todo, self.embedder.encode(todo)))
-            with self._lock:
-                for word in todo:
-                    self._word_vectors[word] = vectors[word]
-                    self._word_vectors.move_to_end(word)
-                while len(self._word_vectors) > WORD_VECTOR_CACHE:
-                    self._word_vectors.popitem(last=False)
-        return vectors
+        return vocabulary.nearest(
+            own, NEIGHBOURS, vectors=word_vectors(self.store, self.embedder, unknown) if unknown else None
+        )
