@@ -120,6 +120,8 @@ def test_generated_element_names_pass_the_gate_and_write(engine, names):
 def test_generated_queries_answer_or_are_refused(engine, query):
     from hypermem.retrieve.pipeline import QueryError
 
+    # the memory exists whatever the generated messages before were (refused ones store nothing); idempotent
+    engine.ingest_messages("prop-msg", [Message("anchor", "Nadia", "I went hiking near Porto today.", WHEN, "s1")])
     restarts = _restarts(engine)
     try:
         result = engine.query("prop-msg", query)
