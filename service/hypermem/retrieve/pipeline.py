@@ -376,7 +376,7 @@ class Retriever:
         hierarchy = self._hierarchy_turns(facts)
         probability: np.ndarray | None = None
         if cfg.turn_ranker == "learned":
-            legs = legs or self._memory_wide_legs(memory_id, text, vector, analysis.persons)
+            assert legs is not None, "query starts the memory-wide legs whenever the learned ranker runs"
             candidates, rows, details = self._turn_candidates(
                 memory_id, text, [source for source, _ in hierarchy.values()], analysis, legs
             )
