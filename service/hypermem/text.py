@@ -21,9 +21,10 @@ _ANY_CONTROL = re.compile(f"[{CONTROLS}\\t\\n\\r]")
 # Invisible format characters: bidi marks, embeddings, overrides and isolates (they reorder what a terminal
 # shows), zero-width space and word joiner, soft hyphen, byte-order mark. Not the zero-width (non-)joiner,
 # which scripts and emoji sequences need.
-INVISIBLE = "\\u00ad\\u061c\\u200b\\u200e\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\ufeff"
+BIDI = "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
+INVISIBLE = f"\\u00ad\\u200b\\u2060-\\u2064\\ufeff{BIDI}"
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
-_BIDI = re.compile("[\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]")
+_BIDI = re.compile(f"[{BIDI}]")
 
 
 def encodable(value: str) -> bool:
