@@ -79,6 +79,6 @@ def test_every_bad_message_is_reported(hm_service):
     assert [f for f, _ in info.value.problems] == ["messages[0].text", "messages[2].speaker"]
 
 
-def test_query_with_a_lone_surrogate_is_a_query_error(hm_service):
+def test_query_with_a_lone_surrogate_is_a_query_error(hm_service, hm_ingested):
     with pytest.raises(QueryError, match="query: is not valid UTF-8"):
         hm_service.query("testconv", "where \ud83d")
