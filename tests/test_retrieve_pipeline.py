@@ -404,3 +404,35 @@ def test_a_query_of_a_memory_without_dialogue_raises_unknown_memory(hm_service):
 
     with pytest.raises(UnknownMemory, match="memory_id: no memory 'nobody-here'"):
         hm_service.query("nobody-here", "Where does Alice live?")
+
+
+def test_a_failing_memory_wide_leg_fails_the_query_after_every_leg_has_ended(hm_service, hm_ingested, monkeypatch):
+    """The legs run on threads beside the hierarchy: one leg's error reaches the caller, and no leg is still
+    running when it does (each search is counted as it starts and as it ends)."""
+    import threading
+
+    store = hm_service.retriever.store
+    running, lock = [0], threading.Lock()
+    vector_search, fulltext_search = store.vector_search, store.fulltext_search
+
+    def counted(search, fail: bool):
+        def run(label, *args, **kwargs):
+            with lock:
+                running[0] += 1
+            try:
+                if fail and label == "Turn":
+                    raise RuntimeError("turn leg down")
+                return search(label, *args, **kwargs)
+            finally:
+                with lock:
+                    running[0] -= 1
+
+        return run
+
+    monkeypatch.setattr(store, "vector_search", counted(vector_search, fail=True))
+    monkeypatch.setattr(store, "fulltext_search", counted(fulltext_search, fail=False))
+    with pytest.raises(RuntimeError, match="turn leg down"):
+        hm_service.retriever.query(hm_ingested.memory_id, "Where did Omar go camping?")
+    assert running[0] == 0
+    monkeypatch.undo()
+    assert hm_service.retriever.query(hm_ingested.memory_id, "Where did Omar go camping?").turns  # the pool recovered

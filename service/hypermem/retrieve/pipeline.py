@@ -19,8 +19,8 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import replace
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,7 @@ FACT_EPISODE_WEIGHT = 1.0
 EPISODE_ELEMENT_WEIGHT = 0.005  # per unit of matched element salience × member weight
 CONFIDENT_COSINE = 0.6  # a judgment query's "confident hit"
 CANDIDATES_PER_LEG = 40  # turns (or facts) each memory-wide leg proposes to the turn ranker
-LEG_THREADS = 8  # queries of one process whose memory-wide legs run at once (beside their hierarchies)
+LEG_THREADS = 8  # searches of one process's queries that run at once beside their hierarchies
 
 
 class QueryError(HypermemError, ValueError):
@@ -67,6 +67,56 @@ def _step(level: str, item_id: str, score: float | None = None, **extra) -> dict
         step["score"] = round(float(score), 6)
     step.update({k: v for k, v in extra.items() if v is not None})
     return step
+
+
+@dataclass(frozen=True)
+class _FactLegs:
+    """BM25 and dense hits over a memory's facts, and each hit fact's turn ids (``Retriever._fact_legs``)."""
+
+    bm25: list[Hit]
+    dense: list[Hit]
+    turns: dict[str, list[str]]
+
+    def turns_of(self, hits: list[Hit]) -> list[str]:
+        """The turns of ``hits``, best fact first, once each."""
+        return list(dict.fromkeys(t for h in hits for t in sorted(self.turns.get(h.id, []))))
+
+
+@dataclass(frozen=True)
+class _PendingLegs:
+    """One query's memory-wide legs, running on the leg threads (``Retriever._start_memory_wide_legs``)."""
+
+    turn_bm25: Future[list[Hit]]
+    turn_dense: Future[list[Hit]]
+    facts: Future[_FactLegs]
+    expanded: Future[tuple[dict[str, float], list[Hit]]]
+
+    def wait(self) -> None:
+        """Block until every leg has ended, failed or not."""
+        legs: list[Future[Any]] = [self.turn_bm25, self.turn_dense, self.facts, self.expanded]
+        wait(legs)
+
+    def result(self) -> tuple[TurnLists, dict[str, float]]:
+        """``(TurnLists without the hierarchy's turns, the expanded query)``; re-raises a failed leg's error
+        once every leg has ended."""
+        self.wait()
+        turn_bm25, facts = self.turn_bm25.result(), self.facts.result()
+        expanded, turn_bm25_expanded = self.expanded.result()
+        fact_bm25_scores: dict[str, float] = {}
+        for hit in facts.bm25:  # best first: a turn keeps its best fact's score
+            for turn_id in facts.turns.get(hit.id, []):
+                fact_bm25_scores.setdefault(turn_id, hit.score)
+        lists = TurnLists(
+            hierarchy=(),
+            turn_bm25=[h.id for h in turn_bm25],
+            turn_dense=[h.id for h in self.turn_dense.result()],
+            fact_bm25=facts.turns_of(facts.bm25),
+            fact_dense=facts.turns_of(facts.dense),
+            turn_bm25_scores={h.id: h.score for h in turn_bm25},
+            fact_bm25_scores=fact_bm25_scores,
+            turn_bm25_expanded=[h.id for h in turn_bm25_expanded],
+        )
+        return lists, expanded
 
 
 class Retriever:
@@ -83,16 +133,22 @@ class Retriever:
         self.reranker = Reranker(settings.reranker_model)
         self.turn_ranker = load_model(settings.turn_ranker_model)
         self.expander = QueryExpander(store, embedder)
-        # the memory-wide legs of a query run here while its hierarchy runs on the calling thread
+        # a query's memory-wide legs and each level's dense search run here while its hierarchy runs on the calling
+        # thread (a task here never waits on another task here)
         self._legs = ThreadPoolExecutor(max_workers=LEG_THREADS, thread_name_prefix="hypermem-legs")
 
     # --- one level: BM25 + dense, fused with RRF ---------------------------------------------
     def _rank(self, label: str, memory_id: str, text: str, vector: np.ndarray, k: int, cfg: SearchConfig,
               candidates: list[str] | None = None) -> list[Fused]:  # fmt: skip
         prop = "embedding" if label in ("Topic", "Turn") else cfg.vector_property
-        dense = self.store.vector_search(label, memory_id, vector, k, prop=prop, candidates=candidates)
-        bm25 = self.store.fulltext_search(label, memory_id, text, k, candidates=candidates)
-        return rrf({"bm25": bm25, "dense": dense}, k=cfg.rrf_k)
+        # the dense search runs on a leg thread while this one waits for the BM25 matches: two round trips at once
+        dense = self._legs.submit(self.store.vector_search, label, memory_id, vector, k, prop=prop,
+                                  candidates=candidates)  # fmt: skip
+        try:
+            bm25 = self.store.fulltext_search(label, memory_id, text, k, candidates=candidates)
+        finally:
+            wait([dense])  # no search outlives its level, even a failed one
+        return rrf({"bm25": bm25, "dense": dense.result()}, k=cfg.rrf_k)
 
     # --- entry point --------------------------------------------------------------------------
     def query(self, memory_id: str, text: str, **overrides) -> QueryResult:
@@ -112,13 +168,13 @@ class Retriever:
         lap("embed")
         analysis = self._analyze(memory_id, text)
         lap("analysis")
-        legs = (self._legs.submit(self._memory_wide_legs, memory_id, text, vector, analysis.persons)
+        legs = (self._start_memory_wide_legs(memory_id, text, vector, analysis.persons)
                 if cfg.turn_ranker == "learned" else None)  # fmt: skip
         try:
             topics, episodes, facts, rerank_info = self._hierarchy(memory_id, text, vector, cfg, analysis, lap)
         finally:
             if legs is not None:
-                wait([legs])  # no leg outlives its query, even a failed one
+                legs.wait()  # no leg outlives its query, even a failed one
         wide = legs.result() if legs is not None else None
         ranked, evidence = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis, wide)
         if evidence is not None and cfg.stopping == "adaptive":
@@ -156,7 +212,7 @@ class Retriever:
         analysis = self._analyze(memory_id, text)
         facts = self._hierarchy(memory_id, text, vector, cfg, analysis, lambda _: None)[2]
         sources = [source for source, _ in self._hierarchy_turns(facts).values()]
-        legs = self._memory_wide_legs(memory_id, text, vector, analysis.persons)
+        legs = self._start_memory_wide_legs(memory_id, text, vector, analysis.persons).result()
         candidates, rows, details = self._turn_candidates(memory_id, text, sources, analysis, legs)
         return [details[c]["dia_id"] for c in candidates], rows
 
@@ -371,7 +427,7 @@ class Retriever:
         """The turns to read, best first, as one-source "facts" for ``_turns``, and (learned ranker only) every
         candidate's P(evidence), for adaptive stopping. ``cfg.turn_ranker`` "learned": the learned turn ranker
         over every leg's candidates (``hypermem.retrieve.turn_ranker``); "rrf": the hierarchy's turn order fused
-        by weighted RRF with BM25 and dense over turns (``cfg.flat_weight``). ``legs``: ``_memory_wide_legs``
+        by weighted RRF with BM25 and dense over turns (``cfg.flat_weight``). ``legs``: ``_PendingLegs.result``
         (the learned ranker's)."""
         hierarchy = self._hierarchy_turns(facts)
         probability: np.ndarray | None = None
@@ -417,47 +473,39 @@ class Retriever:
                 hierarchy.setdefault(source["id"], (source, fact))
         return hierarchy
 
-    def _memory_wide_legs(self, memory_id: str, text: str, vector: np.ndarray,
-                          persons: list[str]) -> tuple[TurnLists, dict[str, float]]:  # fmt: skip
-        """The turn ranker's legs over the whole memory (BM25 and dense over turns and over facts, BM25 over the query
-        expanded through the vocabulary): ``(TurnLists without the hierarchy's turns, the expanded query)``. They
-        need no level of the hierarchy, so ``query`` runs them on a thread beside it."""
+    def _start_memory_wide_legs(self, memory_id: str, text: str, vector: np.ndarray,
+                                persons: list[str]) -> _PendingLegs:  # fmt: skip
+        """Start the turn ranker's legs over the whole memory on the leg threads, each leg's round trips on a
+        thread of its own: BM25 and dense over turns, BM25 and dense over facts (with their turns), and BM25 over
+        the query expanded through the vocabulary. They need no level of the hierarchy, so ``query`` starts them
+        before it and collects them after (``_PendingLegs.result``)."""
         pool = CANDIDATES_PER_LEG
-        fact_bm25 = self.store.fulltext_search("Fact", memory_id, text, pool)
-        fact_dense = self.store.vector_search("Fact", memory_id, vector, pool, prop="embedding_raw")
-        fact_turns = {
-            r["id"]: r["turns"]
-            for r in self.store.query(
-                "retrieve/fact_turn_ids", memory_id=memory_id, ids=list({h.id for h in fact_bm25 + fact_dense})
-            )
-        }
-
-        def turns_of(hits: list[Hit]) -> list[str]:
-            return list(dict.fromkeys(t for h in hits for t in sorted(fact_turns.get(h.id, []))))
-
-        turn_bm25 = self.store.fulltext_search("Turn", memory_id, text, pool)
-        fact_bm25_scores: dict[str, float] = {}
-        for hit in fact_bm25:  # best first: a turn keeps its best fact's score
-            for turn_id in fact_turns.get(hit.id, []):
-                fact_bm25_scores.setdefault(turn_id, hit.score)
-        expanded = self.expander.expand(memory_id, text, persons)
-        lists = TurnLists(
-            hierarchy=(),
-            turn_bm25=[h.id for h in turn_bm25],
-            turn_dense=[h.id for h in self.store.vector_search("Turn", memory_id, vector, pool)],
-            fact_bm25=turns_of(fact_bm25),
-            fact_dense=turns_of(fact_dense),
-            turn_bm25_scores={h.id: h.score for h in turn_bm25},
-            fact_bm25_scores=fact_bm25_scores,
-            turn_bm25_expanded=[h.id for h in self.store.weighted_fulltext_search("Turn", memory_id, expanded, pool)],
+        submit = self._legs.submit
+        return _PendingLegs(
+            turn_bm25=submit(self.store.fulltext_search, "Turn", memory_id, text, pool),
+            turn_dense=submit(self.store.vector_search, "Turn", memory_id, vector, pool),
+            facts=submit(self._fact_legs, memory_id, text, vector, pool),
+            expanded=submit(self._expanded_leg, memory_id, text, persons, pool),
         )
-        return lists, expanded
+
+    def _fact_legs(self, memory_id: str, text: str, vector: np.ndarray, pool: int) -> _FactLegs:
+        """BM25 and dense (raw vectors) over the memory's facts, with each hit fact's turn ids."""
+        bm25 = self.store.fulltext_search("Fact", memory_id, text, pool)
+        dense = self.store.vector_search("Fact", memory_id, vector, pool, prop="embedding_raw")
+        rows = self.store.query("retrieve/fact_turn_ids", memory_id=memory_id, ids=list({h.id for h in bm25 + dense}))
+        return _FactLegs(bm25, dense, {r["id"]: r["turns"] for r in rows})
+
+    def _expanded_leg(self, memory_id: str, text: str, persons: list[str],
+                      pool: int) -> tuple[dict[str, float], list[Hit]]:  # fmt: skip
+        """The query expanded through the memory's vocabulary (word -> weight) and its weighted BM25 over turns."""
+        expanded = self.expander.expand(memory_id, text, persons)
+        return expanded, self.store.weighted_fulltext_search("Turn", memory_id, expanded, pool)
 
     def _turn_candidates(self, memory_id: str, text: str, sources: list[dict], analysis: QueryAnalysis,
                          legs: tuple[TurnLists, dict[str, float]]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
         """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
         hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
-        ``NEIGHBOR_SOURCES`` join the candidates. ``legs``: ``_memory_wide_legs``."""
+        ``NEIGHBOR_SOURCES`` join the candidates. ``legs``: ``_PendingLegs.result``."""
         wide, expanded = legs
         analysis.expansion = {word: round(weight, 4) for word, weight in expanded.items()}  # shown with the result
         lists = replace(wide, hierarchy=[source["id"] for source in sources])
