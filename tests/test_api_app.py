@@ -299,13 +299,18 @@ def test_people_and_timeline(client, acme):
     assert sorted(p["name"] for p in people) == ["Caroline", "Melanie"]
     items = client.get(f"/v1/memories/{MEMORY}/people/caroline/timeline", headers=acme).get_json()["items"]
     # f5 ("She adopted a dog") names nobody but comes from Caroline's own turn.
+    # on one day, the episode before its facts
     assert [(i["kind"], i["id"].rsplit("/", 1)[1]) for i in items] == [
-        ("fact", "f1"), ("fact", "f3"), ("episode", "s1-0"), ("fact", "f5"), ("episode", "s2-0"),
+        ("fact", "f1"), ("episode", "s1-0"), ("fact", "f3"), ("episode", "s2-0"), ("fact", "f5"),
+    ]  # fmt: skip
+    # an episode's date is a day, as a fact's reads; its first turn's timestamp is beside it
+    assert [(i["date"], i["start"]) for i in items if i["kind"] == "episode"] == [
+        ("2023-05-08", "2023-05-08T13:56:00"), ("2023-05-25", "2023-05-25T10:00:00"),
     ]  # fmt: skip
     window = client.get(
         f"/v1/memories/{MEMORY}/people/Caroline/timeline?from=2023-05-08&to=2023-05-08", headers=acme
     ).get_json()["items"]
-    assert [i["id"].rsplit("/", 1)[1] for i in window] == ["f3", "s1-0"]
+    assert [i["id"].rsplit("/", 1)[1] for i in window] == ["s1-0", "f3"]
     backwards = client.get(
         f"/v1/memories/{MEMORY}/people/Caroline/timeline?from=2023-06-01&to=2023-05-01", headers=acme
     )

@@ -66,7 +66,9 @@ def timeline(
 
     Episodes are those whose segment hyperedges hold a Person named ``person`` (case-insensitive)
     or that the person took part in; facts are those of these episodes that name the person or
-    come from the person's own turns. Items: ``{kind: "episode"|"fact", id, date, title, text, episode_id}``.
+    come from the person's own turns. Items: ``{kind: "episode"|"fact", id, date, start, title, text, episode_id}``:
+    ``date`` is a day (YYYY-MM-DD; a fact whose resolved date is only a month or a year reads YYYY-MM or YYYY),
+    ``start`` an episode's first turn's timestamp (None for a fact). On one day, an episode comes before its facts.
     """
     low = start.isoformat() if start else None
     high = f"{end.isoformat()}T23:59:59" if end else None
@@ -75,7 +77,8 @@ def timeline(
         {
             "kind": "episode",
             "id": e["id"],
-            "date": e["start"],
+            "date": e["start"][:10] if e["start"] else None,  # its first turn's day, as a fact's date reads
+            "start": e["start"],
             "title": e["title"],
             "text": e["summary"],
             "episode_id": e["id"],
@@ -94,6 +97,7 @@ def timeline(
                 "kind": "fact",
                 "id": fact["id"],
                 "date": fact["date"],
+                "start": None,
                 "title": None,
                 "text": fact["content"],
                 "episode_id": fact["episode_id"],

@@ -452,7 +452,11 @@ class TimelineArgsSchema(RequestSchema):
 class TimelineItemSchema(Schema):
     kind = fields.String(required=True, metadata={"description": "episode | fact"})
     id = fields.String(required=True)
-    date = fields.String(allow_none=True)
+    date = fields.String(
+        allow_none=True,
+        metadata={"description": "YYYY-MM-DD (a fact dated only to a month or a year: YYYY-MM or YYYY)"},
+    )
+    start = fields.String(allow_none=True, metadata={"description": "an episode's first turn's timestamp"})
     title = fields.String(allow_none=True)
     text = fields.String(allow_none=True)
     episode_id = fields.String(allow_none=True)
