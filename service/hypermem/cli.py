@@ -310,7 +310,6 @@ def demo(
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
 ) -> None:
     """The main job: ingest a conversation file into the embedded store, then answer a question from memory."""
-    from hypermem.ingest.locomo import load_locomo
     from hypermem.retrieve.config import MAX_QUERY_CHARS
 
     path = path or _sample_path()
@@ -327,9 +326,9 @@ def demo(
 
     console = Console(stderr=as_json)  # with --json, stdout holds the query's JSON only
     with _open_service(None) as svc:
-        _print_reports(svc, _ingest_locomo(svc, path, conversation, console), console)
-        memory_id = (conversation or [load_locomo(path)[0].sample_id])[0]
-        _print_result(svc.query(memory_id, question), as_json)
+        reports = _ingest_locomo(svc, path, conversation, console)
+        _print_reports(svc, reports, console)
+        _print_result(svc.query(reports[0].memory_id, question), as_json)  # the first conversation asked for
 
 
 @eval_app.command("locomo")
