@@ -556,6 +556,30 @@ def test_a_batch_with_more_text_than_the_sync_limit_runs_as_a_background_job(app
         state.sync_text_limit = default
 
 
+def test_a_batch_with_more_model_tokens_than_the_sync_limit_runs_as_a_background_job(app, client, acme):
+    """Short tokens with digits take a model token per 1-3 characters: what the ingest embeds grows with tokens."""
+    state = app.extensions["hypermem"]
+    count = state.service.embedder.count_tokens
+    default, state.sync_token_limit = state.sync_token_limit, 40
+    try:
+        dense = " ".join(f"ab{i}cd" for i in range(20))  # 129 characters, 60 tokens
+        assert len(dense) > 40 and count(dense) > 40
+        accepted = client.post(
+            "/v1/memories/live-tokens/messages", headers=acme, json={"messages": [message(1, dense)]}
+        )
+        assert accepted.status_code == 202 and accepted.get_json()["status"] == "queued"
+        assert _finished(client, acme, accepted.get_json()["job_id"])["report"]["turns"] == 1
+        short = client.post("/v1/memories/live-tokens/messages", headers=acme,
+                            json={"messages": [message(2, "I practised the violin.")]})  # fmt: skip
+        assert short.status_code == 200  # fewer characters than the limit: not even tokenized
+        prose = "The violin and the pasta were lovely, and so were the lantern and the harbour at the end of it."
+        assert len(prose) > 40 and count(prose) <= 40
+        counted = client.post("/v1/memories/live-tokens/messages", headers=acme, json={"messages": [message(3, prose)]})
+        assert counted.status_code == 200  # more characters than the limit, within it in tokens
+    finally:
+        state.sync_token_limit = default
+
+
 def test_a_batch_with_more_distinct_words_than_the_sync_limit_runs_as_a_background_job(app, client, acme):
     state = app.extensions["hypermem"]
     default, state.sync_word_limit = state.sync_word_limit, 8
