@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from support.processes import gone, servers_of
 
 from hypermem.store import embedded
@@ -200,3 +201,26 @@ def test_owner_closing_first_hands_the_server_to_the_last_client(tmp_path):
     second.close()
     _wait_gone(pid)
     assert servers_of(data_dir) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("falkordb://relative/path", "'relative' would be read as a host"),
+        ("falkordb://", "needs a path"),
+        ("falkordb:///proc/hypermem-nope", "cannot hold the store (No such file or directory)"),
+        ("FILE", "cannot hold the store (a file, not a directory)"),
+    ],
+)
+def test_a_store_path_that_cannot_hold_the_store_is_refused_naming_the_setting(tmp_path, url, problem):
+    from hypermem.store import StoreError, embedded_data_dir
+
+    if url == "FILE":
+        (tmp_path / "a-file").write_text("x")
+        url = f"falkordb://{tmp_path / 'a-file'}"
+    with pytest.raises(StoreError, match=r"HYPERMEM_STORE") as refused:
+        embedded_data_dir(url)
+    assert problem in str(refused.value)
+    assert not os.path.exists("/path") and not os.path.exists("/relative")  # nothing created elsewhere
+    assert embedded_data_dir(f"falkordb://{tmp_path}/new/store") == tmp_path / "new" / "store"
+    assert (tmp_path / "new" / "store").is_dir()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
@@ -18,6 +19,7 @@ __all__ = [
     "SchemaMismatch",
     "StoreError",
     "check_store_url",
+    "embedded_data_dir",
     "open_store",
     "shown_url",
 ]
@@ -42,6 +44,25 @@ def check_store_url(url: str) -> str:
     return url
 
 
+def embedded_data_dir(store_url: str) -> Path:
+    """The directory of ``falkordb:///PATH``, created if missing. Raises ``StoreError`` naming HYPERMEM_STORE for
+    no path, a relative one (``falkordb://data/x`` would read as host ``data``, path ``/x``), or a path that
+    cannot be a directory (a file, or where it cannot be created)."""
+    url = urlparse(store_url)
+    if url.netloc:
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: falkordb:// takes an absolute path after a third slash "
+                         f"(falkordb:///PATH); {url.netloc!r} would be read as a host")  # fmt: skip
+    if not url.path:
+        raise StoreError("HYPERMEM_STORE=falkordb:///PATH needs a path")
+    path = Path(url.path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = "a file, not a directory" if path.exists() else exc.strerror or type(exc).__name__
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: {str(path)!r} cannot hold the store ({problem})") from None
+    return path
+
+
 def open_store(settings: Settings, *, keep_server: bool = False) -> GraphStore:
     """Open the store named by ``settings.store``.
 
@@ -57,11 +78,9 @@ def open_store(settings: Settings, *, keep_server: bool = False) -> GraphStore:
     }
     url = urlparse(settings.store)
     if url.scheme in EMBEDDED_SCHEMES:
-        if not url.path:
-            raise StoreError("HYPERMEM_STORE=falkordb:///PATH needs a path")
         from hypermem.store.falkordb import FalkorDBStore
 
-        return FalkorDBStore(url.path, settings.graph_name, keep_server=keep_server, **common)
+        return FalkorDBStore(embedded_data_dir(settings.store), settings.graph_name, keep_server=keep_server, **common)
     if url.scheme in NEO4J_SCHEMES:
         from hypermem.store.neo4j import Neo4jStore
 
