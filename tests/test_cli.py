@@ -117,6 +117,23 @@ def test_ingest_locomo_non_utf8_file_is_a_clear_error(cli_env, tmp_path):
     assert "error:" in result.output and "latin1.json" in result.output and "Traceback" not in result.output
 
 
+def test_ingest_locomo_with_one_bad_conversation_stores_none(cli_env, tmp_path, hm_testconv_file):
+    """Every conversation of the file is checked before any is stored: the good one first does not slip in."""
+    cli_env(tmp_path / "db")
+    good = json.loads(hm_testconv_file.read_text())[0]
+    bad = json.loads(json.dumps(good))
+    bad["sample_id"] = "badone"
+    first = next(key for key in bad["conversation"] if key.startswith("session_") and not key.endswith("date_time"))
+    bad["conversation"][first][0]["text"] = "a NUL \x00 here"
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps([good, bad]))
+    result = run("ingest", "locomo", str(path))
+    assert result.exit_code != 0  # the installed command prints the error as one line and exits 2 (_run_app)
+    assert str(result.exception) == "badone: messages[0].text: contains a NUL character"
+    listed = run("memories")
+    assert listed.exit_code == 0 and good["sample_id"] not in listed.stdout  # nothing stored
+
+
 def test_llm_flag_without_an_llm_exits_2(cli_env, tmp_path, hm_testconv_file):
     cli_env(tmp_path / "db")
     result = run("ingest", "locomo", str(hm_testconv_file), "--llm")

@@ -167,13 +167,20 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from hypermem.ingest.locomo import LocomoFormatError, load_locomo
-    from hypermem.ingest.turns import IngestInputError
+    from hypermem.ingest.pipeline import check_memory_id
+    from hypermem.ingest.turns import IngestInputError, validate
 
     try:
         convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
     except (OSError, LocomoFormatError) as exc:
         typer.echo(visible(f"error: {exc}", one_line=True), err=True)
         raise typer.Exit(2) from exc
+    for conv in convs:  # every conversation is checked before any is stored: a bad file stores nothing
+        try:
+            check_memory_id(conv.sample_id)
+            validate(conv.messages, svc.settings.max_message_chars)
+        except IngestInputError as exc:
+            raise IngestInputError(f"{conv.sample_id}: {exc.field}", exc.problem) from None
     reports = []
     columns = [
         TextColumn("{task.description}"),
