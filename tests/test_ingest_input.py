@@ -146,7 +146,10 @@ def test_locomo_unknown_conversation_and_missing_file(tmp_path):
         load_locomo(tmp_path)
 
 
-@pytest.mark.parametrize("value", ["5", "12", "in 3 days", "3000", "May 2023", "1:56 pm on 8 May, 2300"])
+@pytest.mark.parametrize(
+    "value",
+    ["5", "12", "in 3 days", "3000", "May 2023", "1:56 pm on 8 May, 2300", "1:00 pm on 8 May, 0001", "8 May, 23"],
+)
 def test_locomo_session_date_needs_a_day_a_month_and_a_year(tmp_path, value):
     """A partial date would take its missing parts from today: refused, naming the key."""
     record = make_testconv_record("partial-date")
@@ -193,3 +196,10 @@ def test_locomo_lone_surrogate_is_rejected_at_ingest_naming_the_turn(tmp_path, b
         badin.ingest_conversation(conv)
     assert info.value.field == "messages[2].text"
     assert badin.store.counts("surrogate").get("Turn", 0) == 0
+
+
+def test_locomo_session_date_reads_its_four_digit_year():
+    from hypermem.ingest.locomo import parse_session_date
+
+    assert parse_session_date("1:56 pm on 8 May, 2023", "d") == datetime(2023, 5, 8, 13, 56)
+    assert parse_session_date("8 May 1999", "d").year == 1999

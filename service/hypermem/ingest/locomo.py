@@ -21,6 +21,7 @@ from hypermem.errors import HypermemError
 from hypermem.model import Conversation, Message
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
+_YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 
 
 class LocomoFormatError(HypermemError, ValueError):
@@ -42,6 +43,8 @@ def parse_session_date(value: str, where: str) -> datetime:
         raise LocomoFormatError(f"{where}: cannot parse date {value!r}: it needs a day, a month and a year")
     if not 1900 <= first.year <= 2200:
         raise LocomoFormatError(f"{where}: date {value!r} is outside the years 1900-2200")
+    if str(first.year) not in _YEAR.findall(text):  # "0001" and "23" would read as 2001 and 2023
+        raise LocomoFormatError(f"{where}: date {value!r} needs its year in four digits, within 1900-2200")
     return first
 
 
