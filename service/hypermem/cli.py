@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -368,6 +369,7 @@ def eval_locomo(
 
     if not os.path.isfile(path):
         raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+    _output_dir(out)  # before the work, not after it
     console = Console()
     settings = Settings()
     systems = default_systems()
@@ -402,6 +404,15 @@ def eval_locomo(
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
 
 
+def _output_dir(out: str) -> Path:
+    """``--out`` as a directory that exists or can be made in an existing one; else ``typer.BadParameter``."""
+    target = Path(out)
+    if not out or (target.exists() and not target.is_dir()) or not target.parent.is_dir():
+        raise typer.BadParameter(f"{out!r}: must be a directory, or a new one in an existing directory",
+                                 param_hint="--out")  # fmt: skip
+    return target
+
+
 def _labelled_questions(path: str, conversations: list) -> list:
     """The file's questions (``hypermem.eval.dataset.load_questions``); evidence ids that name no turn are
     dropped there, and said here on stderr, with the first of them."""
@@ -434,7 +445,6 @@ def eval_cv(
     """
     import json
     import os
-    from pathlib import Path
 
     from rich.console import Console
     from rich.markdown import Markdown
@@ -447,10 +457,7 @@ def eval_cv(
 
     if not os.path.isfile(path):
         raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
-    target = Path(out)
-    if not out or (target.exists() and not target.is_dir()) or not target.parent.is_dir():
-        raise typer.BadParameter(f"{out!r}: must be a directory, or a new one in an existing directory",
-                                 param_hint="--out")  # fmt: skip
+    target = _output_dir(out)
     conversations = load_locomo(path)
     try:
         groups = folds_of([c.sample_id for c in conversations], folds or len(conversations))
@@ -485,7 +492,6 @@ def eval_fit_ranker(
     """
     import json
     import os
-    from pathlib import Path
 
     from rich.console import Console
 
