@@ -62,7 +62,7 @@ def test_benchmark_end_to_end_on_conv30(cli_env):
     systems = results["systems"]
     assert list(systems) == [s.name for s in default_systems()]
     baselines = {f"{m}@{k}" for m in ("bm25", "dense", "rrf") for k in (3, 5, 8, 10, 25)}
-    assert {"hypermem", "hypermem-no-topic", "hypermem-flat", "hypermem-no-propagation", "hypermem-fixed-k",
+    assert {"hypermem", "hypermem-topics", "hypermem-flat", "hypermem-no-propagation", "hypermem-fixed-k",
             "hypermem@5", "hypermem@10", "full-context"} | baselines == set(systems)  # fmt: skip
     assert systems["bm25@8"]["overall"]["turns_per_question"] <= 8.0
     assert results["margin"]["system"] == "hypermem"

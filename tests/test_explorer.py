@@ -211,17 +211,16 @@ def test_query_draws_the_explanation_path_of_each_evidence_turn(page, keys, hm_i
         f"stop rule {stop['rule']} · kept {stop['cut_at']} of {stop['considered']} facts"
     )
     kinds = graph_kinds(page)
-    assert {"Query", "Topic", "Hyperedge", "Episode", "Fact", "Turn"} <= set(kinds)
+    assert {"Query", "Hyperedge", "Episode", "Fact", "Turn"} <= set(kinds) and "Topic" not in kinds  # topics: off
     assert kinds["Query"] == 1 and kinds["Turn"] == evidence.count()
+    expect(page.locator("#graph-caption")).to_contain_text("query → episode → hyperedge → fact → turn")
     path_text = page.locator("#evidence > li[data-dia='D1:4'] .path").inner_text()
-    assert re.match(
-        r"query → topic [\d.]+ \[.*\] → topic hyperedge \(w [\d.]+\) → episode .* → fact .* → turn D1:4", path_text
-    )
+    assert re.match(r"query → episode [\d.]+ \[.*\] → episode hyperedge \(w [\d.]+\) → fact .* → turn D1:4", path_text)
 
     page.locator("#evidence > li[data-dia='D1:4']").click()
     highlighted = page.evaluate("() => explorer.cy.nodes('.hl').map((n) => n.data('kind'))")
-    assert highlighted == ["Query", "Topic", "Hyperedge", "Episode", "Hyperedge", "Fact", "Turn"]
-    assert page.evaluate("() => explorer.cy.edges('.hl').length") == 6
+    assert highlighted == ["Query", "Episode", "Hyperedge", "Fact", "Turn"]
+    assert page.evaluate("() => explorer.cy.edges('.hl').length") == 4
 
 
 @pytest.fixture(scope="module")

@@ -85,7 +85,7 @@ def test_temporal_answer_is_in_the_context(ask, hm_service):
 # --- RRF on real rankings ------------------------------------------------------------------------------------
 def test_topic_ranks_equal_rrf_by_hand(ask, hm_service, hm_ingested):
     question = "Where did Omar go camping?"
-    result = ask(question)
+    result = ask(question, use_topics=True)
     vector = hm_service.embedder.encode_one(question)
     k = hm_service.settings.k_topic
     dense = hm_service.store.vector_search("Topic", hm_ingested.memory_id, vector, k)
@@ -233,7 +233,8 @@ def test_expand_episode_facts_returns_exactly_the_member_edges(hm_service, hm_in
 def test_pipeline_episodes_and_facts_come_only_from_chosen_hyperedges(ask, hm_service):
     hierarchy_only = {"global_facts": False, "turn_ranker": "rrf", "flat_weight": 0.0}
     for extra in ({}, hierarchy_only):
-        result = ask("Where did Omar go camping?", k_topic=1, k_episode=1, stopping="fixed", turn_budget=50, **extra)
+        result = ask("Where did Omar go camping?", use_topics=True, k_topic=1, k_episode=1, stopping="fixed",
+                     turn_budget=50, **extra)  # fmt: skip
         (topic,) = result.topics
         topic_edge = {r["hyperedge_id"] for r in hm_service.store.query(
             "retrieve/expand_topic_episodes", memory_id="testconv", topic_ids=[topic.id])}.pop()  # fmt: skip
@@ -253,16 +254,18 @@ def test_pipeline_episodes_and_facts_come_only_from_chosen_hyperedges(ask, hm_se
 
 
 # --- explanation paths ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("use_topics", [False, True])
 @pytest.mark.parametrize("question", [q for q, _ in GOLD] + ["Did Nadia move to Berlin for a new job?"])
-def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question):
-    result = ask(question)
+def test_every_turn_has_a_consistent_explanation_path(ask, hm_service, question, use_topics):
+    result = ask(question, use_topics=use_topics)
     assert result.turns
+    hierarchy = ["query", *(["topic", "hyperedge"] if use_topics else []), "episode", "hyperedge", "fact"]
     for turn in result.turns:
         path = turn.path
         levels = [s.level for s in path]
         assert levels[0] == "query" and levels[-2:] == ["fused", "turn"]
         assert levels in (
-            ["query", "topic", "hyperedge", "episode", "hyperedge", "fact", "fused", "turn"],
+            [*hierarchy, "fused", "turn"],
             ["query", "fact", "fused", "turn"],
             ["query", "fused", "turn"],
         )  # the last: turn-level leg only
@@ -337,7 +340,7 @@ def _all_ids(value):
     ("memory", "own", "foreign"), [("iso-a", "Biscuit", "Pretzel"), ("iso-b", "Pretzel", "Biscuit")]
 )
 @pytest.mark.parametrize(
-    "overrides", [{}, {"flat": True}, {"use_topics": False}, {"stopping": "fixed", "turn_budget": 30}]
+    "overrides", [{}, {"flat": True}, {"use_topics": True}, {"stopping": "fixed", "turn_budget": 30}]
 )
 def test_a_query_never_returns_another_memory(twins, memory, own, foreign, overrides):
     result = twins.query(memory, f"What is the name of Omar's puppy, {foreign} or {own}?", **overrides)

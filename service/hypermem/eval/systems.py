@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 TURN_BUDGETS = (5, 10)  # with the default budget (8): the 5, 8, 10 curve
 ABLATIONS: dict[str, dict[str, Any]] = {
     "hypermem": {},
-    "hypermem-no-topic": {"use_topics": False},
+    "hypermem-topics": {"use_topics": True},  # the topic level is off by default (README: its held-out number)
     "hypermem-flat": {"flat": True},
     "hypermem-no-propagation": {"propagation": False},
     "hypermem-fixed-k": {"stopping": "fixed"},

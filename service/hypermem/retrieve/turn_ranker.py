@@ -232,29 +232,30 @@ class TurnRankerModel:
 
 # Fitted by `hypermem eval fit-ranker ../shared/data/locomo-dev.json` on the 7 LoCoMo dev conversations
 # (1,396 questions; cross-validated by `hypermem eval cv`, README "Retrieval quality"), with its adaptive-stopping
-# scale calibrated on the same questions for the default budget of 8 turns.
+# scale calibrated on the same questions for the default budget of 8 turns, under the default search settings (the
+# topic level off).
 DEFAULT_MODEL = TurnRankerModel(
     {
-        "hierarchy": 7.2933,
+        "hierarchy": 10.0444,
         "turn_bm25": 0.0000,
         "turn_dense": 0.0000,
         "fact_bm25": 0.0000,
-        "fact_dense": 11.1161,
-        "neighbor_hierarchy": 19.5537,
-        "speaker_named": 1.1493,
-        "asks": -0.7335,
-        "length": 0.8846,
-        "bm25_matched": -1.1401,
-        "query_coverage": -2.0945,
-        "window_coverage": 1.9181,
-        "mentions_time": 0.6313,
-        "when_mentions_time": 0.2937,
-        "turn_bm25_relative": 1.4093,
-        "fact_bm25_relative": 1.6898,
-        "turn_bm25_expanded": 22.4083,
+        "fact_dense": 10.3029,
+        "neighbor_hierarchy": 18.7901,
+        "speaker_named": 1.1368,
+        "asks": -0.7251,
+        "length": 0.8911,
+        "bm25_matched": -1.1497,
+        "query_coverage": -2.0598,
+        "window_coverage": 1.8682,
+        "mentions_time": 0.6238,
+        "when_mentions_time": 0.2740,
+        "turn_bm25_relative": 1.3597,
+        "fact_bm25_relative": 1.6264,
+        "turn_bm25_expanded": 22.2238,
     },
-    bias=-11.9693,
-    share_scale=6.68,
+    bias=-12.0015,
+    share_scale=6.75,
 )
 
 

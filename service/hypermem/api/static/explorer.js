@@ -307,9 +307,13 @@ function drawPaths(result) {
       previous = step;
     }
   }
+  // the caption names the levels of the longest path: query → episode → hyperedge → fact → turn by default, with
+  // topic → hyperedge after the query when the topic level is on (search setting use_topics)
+  const longest = result.turns.map((t) => drawnSteps(t.path).map((s) => s.level))
+    .reduce((a, b) => (b.length > a.length ? b : a), ["query"]);
   draw([...nodes.values(), ...edges.values()],
-    `explanation paths of ${result.turns.length} evidence turns: query → topic → hyperedge → episode → hyperedge → fact → turn (click a turn on the right to highlight its path)`,
-    // levels left to right: query, topic, hyperedge, episode, hyperedge, fact, turn
+    `explanation paths of ${result.turns.length} evidence turns: ${longest.join(" → ")} (click a turn on the right to highlight its path)`,
+    // levels left to right, from the query
     { name: "breadthfirst", roots: ["query"], directed: true, transform: (node, p) => ({ x: p.y, y: p.x }) });
 }
 
