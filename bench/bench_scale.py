@@ -26,7 +26,7 @@ How memories are written (the shortcut, exactly):
   segmentation or topic work is redone. This keeps 1M facts feasible on 2 cores.
 - three more replay shortcuts, none of which changes what is stored: (1) on FalkorDB each template
   vector is formatted to query text once (the store's own ``%.9g`` formatting,
-  ``store.falkordb._client_params``) and that text is sent by every replay of the template, instead
+  ``store.falkordb._cypher_literal``) and that text is sent by every replay of the template, instead
   of formatting ~3,000 vectors of 384 floats again per memory (it was 1/4 of replay time);
   (2) a replay sends ``--replay-batch`` rows per statement (default 1,000, every file), where an
   ingest sends 100 rows with vectors or 500 without (``HYPERMEM_VECTOR_WRITE_BATCH_SIZE``; the
@@ -71,7 +71,7 @@ from hypermem.eval.dataset import load_questions
 from hypermem.eval.metrics import percentile
 from hypermem.ingest.locomo import Conversation, Message, load_locomo
 from hypermem.service import MemoryService
-from hypermem.store.falkordb import FalkorDBStore, _client_params
+from hypermem.store.falkordb import FalkorDBStore, _cypher_literal, _Literal
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT / ".." / "shared" / "data" / "locomo-dev.json"
@@ -175,12 +175,12 @@ class Variant:
 
 def preformat(value):
     """``value`` (a write row, list or scalar) with every vector replaced by the FalkorDB store's own
-    query text for it (``_client_params``: ``%.9g`` floats), so replays do not format it again."""
+    query text for it (``_cypher_literal``: ``%.9g`` floats), so replays do not format it again."""
     if isinstance(value, dict):
         return {k: preformat(v) for k, v in value.items()}
     if isinstance(value, list):
         if value and type(value[0]) is float:
-            return _client_params(value)
+            return _Literal(_cypher_literal(value))
         return [preformat(v) for v in value]
     return value
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 
 import numpy as np
-from conftest import make_testconv_record, topic_similarity
+import pytest
+from conftest import TESTCONV_SESSIONS, make_testconv_record, topic_similarity
 from support.counting import CountingEmbedder
 
+from hypermem.ingest import pipeline
 from hypermem.ingest.locomo import conversation_from_record
 from hypermem.ingest.topics import TOPIC_CENTER_PRIOR
 from hypermem.model import Message
@@ -265,3 +267,22 @@ def test_an_edited_message_re_embeds_only_its_changed_texts(hm_service):
     # the same words from another speaker are another text
     moved = Message("D1:3", "Omar", original[2].text, original[2].timestamp, original[2].session_id)
     assert ingest("reuse", [moved]) == [f"Omar: {original[2].text}"]
+
+
+def test_a_failed_vocabulary_marks_no_session_and_the_next_ingest_completes_it(hm_service, monkeypatch):
+    """The vocabulary is written beside the episodes and writes (``Ingestor.ingest``): when it fails, the ingest
+    raises and no session counts as done, so the next ingest rebuilds every session and adds the words."""
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("vocabulary failed")
+
+    monkeypatch.setattr(pipeline, "add_words", failing)
+    with pytest.raises(RuntimeError, match="vocabulary failed"):
+        _ingest_copy(hm_service, "vocab-fails")
+    count = "MATCH (n) WHERE n.memory_id = $m AND $label IN labels(n) RETURN count(n) AS n"
+    assert hm_service.store.run_cypher(count, {"m": "vocab-fails", "label": "IngestState"})[0]["n"] == 0
+    monkeypatch.undo()
+    assert _ingest_copy(hm_service, "vocab-fails").sessions_ingested == len(TESTCONV_SESSIONS)
+    texts = [r["text"] for r in hm_service.store.query("maintain/memory_turns", memory_id="vocab-fails")]
+    terms = hm_service.store.run_cypher(count, {"m": "vocab-fails", "label": "Term"})[0]["n"]
+    assert terms == len(vocabulary(texts)) > 0

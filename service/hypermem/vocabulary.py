@@ -102,9 +102,12 @@ class WordVectors:
 WORD_VECTORS = WordVectors(WORD_CACHE_SIZE)
 
 
-def word_vectors(store: GraphStore, embedder: Embedder, found: Sequence[str]) -> dict[str, np.ndarray]:
+def word_vectors(
+    store: GraphStore, embedder: Embedder, found: Sequence[str], *, single_thread: bool = False
+) -> dict[str, np.ndarray]:
     """The model's vector of each word: from ``WORD_VECTORS``, else from a Term of any memory with the word's
-    ``embed_key`` (same model, same word), else embedded (one call for the rest). Bit for bit the same vectors."""
+    ``embed_key`` (same model, same word), else embedded (one call for the rest; on the one-thread model with
+    ``single_thread``). Bit for bit the same vectors."""
     keys = {w: embedder.text_key(w) for w in found}
     vectors = {w: v for w in found if (v := WORD_VECTORS.get(keys[w])) is not None}
     missing = [w for w in found if w not in vectors]
@@ -114,16 +117,19 @@ def word_vectors(store: GraphStore, embedder: Embedder, found: Sequence[str]) ->
         stored.update((r["key"], r["embedding"]) for r in store.query("ingest/term_vectors", keys=batch))
     fresh = [w for w in missing if keys[w] not in stored]
     vectors.update((w, np.asarray(stored[keys[w]], dtype=np.float32)) for w in missing if keys[w] in stored)
-    vectors.update(zip(fresh, embedder.encode(fresh)))
+    vectors.update(zip(fresh, embedder.encode(fresh, single_thread=single_thread)))
     for w in missing:
         WORD_VECTORS.put(keys[w], vectors[w])
     return vectors
 
 
-def add_words(store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str]) -> int:
+def add_words(
+    store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str], *, single_thread: bool = False
+) -> int:
     """Add the content words of ``texts`` that ``memory_id``'s vocabulary lacks, with their vectors; returns how
     many. Only words new to the memory are looked up (``word_vectors``), and only those no other memory of the
-    store and no recent ingest of this process holds are embedded (one short text each)."""
+    store and no recent ingest of this process holds are embedded (one short text each; ``single_thread``: on the
+    one-thread model, for a caller running this beside other work)."""
     found = sorted(vocabulary(texts))
     known: set[str] = set()
     for start in range(0, len(found), LOOKUP_BATCH):
@@ -133,7 +139,7 @@ def add_words(store: GraphStore, embedder: Embedder, memory_id: str, texts: Iter
     if new:
         stamp = store.query("retrieve/vocabulary_stamp", memory_id=memory_id)
         generation = (stamp[0]["generation"] if stamp else None) or uuid.uuid4().hex
-        vectors = word_vectors(store, embedder, new)
+        vectors = word_vectors(store, embedder, new, single_thread=single_thread)
         rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding": vectors[w].tolist(),
                  "generation": generation, "embed_key": embedder.text_key(w)} for w in new]  # fmt: skip
         store.write("write/terms", rows)

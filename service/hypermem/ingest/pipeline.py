@@ -24,7 +24,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -128,13 +128,21 @@ class Ingestor:
             annotation = self._annotate(sessions)
             self._embed_turns(memory_id, sessions, annotation.done)
             self._take_annotation(sessions, annotation)
-            for session in sessions:
-                if session.turns:  # a session every turn moved out of is only cleared
-                    self._build_episodes(memory_id, session)
-                    self._build_facts(memory_id, session)
-            self._embed_facts(memory_id, sessions)
-            add_words(self.store, self.embedder, memory_id, (t.text for s in sessions for t in s.turns))
-            self._write(memory_id, self._plan(memory_id, sessions), progress)
+            # The rest keeps one core busy (Python, or waiting on the store): the vocabulary's word embedding and
+            # Term writes run beside it on an embedding thread, and are done before any session is marked.
+            words = self._embed_pool.submit(
+                add_words, self.store, self.embedder, memory_id, [t.text for s in sessions for t in s.turns],
+                single_thread=True,
+            )  # fmt: skip
+            try:
+                for session in sessions:
+                    if session.turns:  # a session every turn moved out of is only cleared
+                        self._build_episodes(memory_id, session)
+                        self._build_facts(memory_id, session)
+                self._embed_facts(memory_id, sessions)
+                self._write(memory_id, self._plan(memory_id, sessions), progress, words)
+            finally:
+                wait([words])  # a failed ingest leaves no vocabulary write running after it returns
         report.elapsed_s = round(time.perf_counter() - started, 3)
         return self._count(report)
 
@@ -367,8 +375,9 @@ class Ingestor:
         ]
         return StoredHypergraph(list(topics.values()), segments)
 
-    def _write(self, memory_id: str, plan: WritePlan, progress: Progress | None) -> None:
-        """Run ``plan`` in the order ``WritePlan`` gives; computes nothing."""
+    def _write(self, memory_id: str, plan: WritePlan, progress: Progress | None, words: Future[int]) -> None:
+        """Run ``plan`` in the order ``WritePlan`` gives; computes nothing. ``words`` (``add_words`` of the
+        sessions' turns, running beside) is waited for before the sessions are marked done, and its error raised."""
         store = self.store
         for session in plan.sessions:
             store.query("ingest/clear_session", memory_id=memory_id, session=session)
@@ -385,6 +394,7 @@ class Ingestor:
         store.write("write/episode_embeddings", plan.episode_embeddings)
         self._prune(memory_id)
         store.query("maintain/salience", memory_id=memory_id)
+        words.result()
         store.write("ingest/mark_sessions", plan.session_marks)
         if progress is not None:
             progress(plan.turn_count)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -44,26 +45,51 @@ class _Literal:
 
 
 _VECTOR_MIN = 16  # a float list at least this long is a vector
-_FLOAT_9G = "{:.9g}".format
 
 
-def _client_params(value: Any) -> Any:
-    """``value`` ready for the client, in one pass: every float list written as ``%.9g`` text (exact
-    for float32, 9 significant digits round-trip it; 35% shorter than Python's ``repr`` and 3.5x
-    cheaper to format than the client's per-float path, ``bench/bench_store_write.py``). Raises
-    ``ValueError`` on a NUL character: the client inlines parameters into the query text, where NUL
-    ends the string. Vectors are not searched for NUL (floats hold none)."""
+@lru_cache(maxsize=8)
+def _vector_format(length: int) -> str:
+    """The ``%`` format of a vector of ``length`` floats: ``%.9g`` each, comma-separated."""
+    return ",".join(["%.9g"] * length)
+
+
+def _cypher_literal(value: Any) -> str:
+    """``value`` as the Cypher literal text the client's ``stringify_param_value`` writes (strings quoted
+    and escaped, None as ``null``, map keys in backticks, anything else ``str``), in one pass, with every
+    float list of at least ``_VECTOR_MIN`` written as ``%.9g`` text (exact for float32, 9 significant digits
+    round-trip it; 35% shorter than Python's ``repr``). The client then sends it as-is instead of walking the
+    parameters again (``bench/bench_store_write.py``). Raises ``ValueError`` on a NUL character (the client
+    inlines parameters into the query text, where NUL ends the string; vectors hold none) and on a map key
+    the header cannot hold (empty, or with a backtick)."""
     if isinstance(value, str):
         if "\x00" in value:
             raise ValueError("a parameter contains a NUL character")
-        return value
+        if not value:
+            return '""'
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if value is None:
+        return "null"
     if isinstance(value, dict):
-        return {_client_params(k): _client_params(v) for k, v in value.items()}
+        return "{" + ",".join(f"`{_map_key(k)}`:{_cypher_literal(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         if len(value) >= _VECTOR_MIN and type(value[0]) is float and set(map(type, value)) == {float}:
-            return _Literal("[" + ",".join(map(_FLOAT_9G, value)) + "]")
-        return [_client_params(v) for v in value]
-    return value
+            return "[" + _vector_format(len(value)) % tuple(value) + "]"
+        return "[" + ",".join(map(_cypher_literal, value)) + "]"
+    return str(value)
+
+
+def _map_key(key: Any) -> str:
+    text = str(key)
+    if "\x00" in text:
+        raise ValueError("a parameter contains a NUL character")
+    if not text or "`" in text:
+        raise ValueError(f"a Cypher map key must be non-empty and hold no backtick: {text!r}")
+    return text
+
+
+def _client_params(params: dict[str, Any]) -> dict[str, _Literal]:
+    """``params`` ready for the client: each value as its Cypher literal text (``_cypher_literal``)."""
+    return {name: _Literal(_cypher_literal(value)) for name, value in params.items()}
 
 
 class FalkorDBStore(GraphStore):
