@@ -129,6 +129,7 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("query empty", "query", "query", {"query": ""}),
     ("query blank", "query", "query", {"query": "  \n"}),
     ("query of invisible characters", "query", "query", {"query": "\u200b\u202e\u202c"}),
+    ("query of joiners only", "query", "query", {"query": "\u200c\u200d \u200d"}),
     ("query too long", "query", "query", {"query": "q" * 2001}),
     ("query a number", "query", "query", {"query": 5}),
     ("query a list", "query", "query", {"query": ["where"]}),

@@ -23,7 +23,10 @@ _ANY_CONTROL = re.compile(f"[{CONTROLS}\\t\\n\\r]")
 # which scripts and emoji sequences need.
 BIDI = "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
 INVISIBLE = f"\\u00ad\\u200b\\u2060-\\u2064\\ufeff{BIDI}"
+# What a blank value may hold besides whitespace: the invisible characters and the joiners, which alone show nothing.
+UNSEEN = f"{INVISIBLE}\\u200c\\u200d"
 _INVISIBLE = re.compile(f"[{INVISIBLE}]")
+_UNSEEN = re.compile(f"[{UNSEEN}]")
 _BIDI = re.compile(f"[{BIDI}]")
 
 
@@ -46,8 +49,8 @@ def visible(value: str, *, one_line: bool = False) -> str:
 
 
 def is_blank(value: str) -> bool:
-    """Whether ``value`` shows nothing: only whitespace and invisible format characters (``INVISIBLE``)."""
-    return not _INVISIBLE.sub("", value).strip()
+    """Whether ``value`` shows nothing: only whitespace, invisible format characters and joiners (``UNSEEN``)."""
+    return not _UNSEEN.sub("", value).strip()
 
 
 def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:

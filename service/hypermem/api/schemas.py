@@ -25,7 +25,7 @@ from marshmallow import (
 )
 
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
-from hypermem.text import CONTROLS, INVISIBLE, encodable, is_blank
+from hypermem.text import CONTROLS, INVISIBLE, UNSEEN, encodable, is_blank
 
 EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
@@ -34,7 +34,7 @@ LATEST = datetime(2200, 1, 1)
 _PATTERNS = {
     # (pattern, error) by kind; patterns go into the OpenAPI document, so generated clients comply.
     "text": (r"^[^\x00]*$", "must not contain NUL characters"),
-    "non_blank": (rf"^[^\x00]*[^\s\x00{INVISIBLE}][^\x00]*$", "must not be blank or contain NUL characters"),
+    "non_blank": (rf"^[^\x00]*[^\s\x00{UNSEEN}][^\x00]*$", "must not be blank or contain NUL characters"),
     "identifier": (
         rf"^[^\s{CONTROLS}{INVISIBLE}](?:[^{CONTROLS}{INVISIBLE}]*[^\s{CONTROLS}{INVISIBLE}])?$",
         "must not be blank, start or end with whitespace, or contain control or invisible format characters",
