@@ -336,6 +336,9 @@ def test_memories_lists_and_delete_removes_one_memory_only(cli_env, tmp_path, hm
     rows = {line.split("\t")[0]: line.split("\t")[1:] for line in listed.stdout.splitlines()[2:]}
     assert set(rows) == {"sample-1", "testconv"} and rows["sample-1"][0] == "24"  # the sample's 24 turns
     assert int(rows["sample-1"][3]) > 0  # its vocabulary words
+    as_json = {m["memory_id"]: m for m in json.loads(run("memories", "--json").stdout)}
+    assert list(as_json["sample-1"]) == ["memory_id", "turns", "episodes", "facts", "words"]
+    assert [str(v) for v in list(as_json["sample-1"].values())[1:]] == rows["sample-1"]  # the table's numbers
     unknown = run("delete", "nope", "--yes")
     assert unknown.exit_code == 2 and "MEMORY: no memory 'nope'" in unknown.output
     kept = run("delete", "sample-1", input="n\n")  # asked, and answered no

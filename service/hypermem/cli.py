@@ -6,6 +6,7 @@ Everything printed for reading (tables, context, errors) shows control character
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -214,7 +215,6 @@ def _print_reports(svc, reports: list, console) -> None:
 
 
 def _print_result(result: QueryResult, as_json: bool) -> None:
-    import json
 
     from rich.console import Console
     from rich.markup import escape
@@ -255,7 +255,6 @@ def ingest_locomo(
     ),
 ) -> None:
     """Ingest LoCoMo conversations (one memory per sample_id); idempotent and resumable."""
-    import json
     from dataclasses import asdict
 
     from rich.console import Console
@@ -443,7 +442,6 @@ def eval_cv(
     Prints per-fold choices and test numbers, the pooled test recall, the standalone baselines and the
     contribution of each HyperMem/HingeMem part on held-out folds. Ingests conversations not in the store yet.
     """
-    import json
     import os
 
     from rich.console import Console
@@ -490,7 +488,6 @@ def eval_fit_ranker(
     Use the file with HYPERMEM_TURN_RANKER_MODEL=FILE. Ingests conversations not in the store yet.
     Check held-out quality first with `hypermem eval cv`.
     """
-    import json
     import os
 
     from rich.console import Console
@@ -619,16 +616,23 @@ def mcp_command(
 
 
 @app.command()
-def memories() -> None:
+def memories(
+    as_json: bool = typer.Option(False, "--json", help='Print [{"memory_id", "turns", "episodes", "facts", "words"}].'),
+) -> None:
     """List the memories of the configured store: turns, episodes, facts and vocabulary words of each."""
     from rich.console import Console
 
+    labels = {"turns": "Turn", "episodes": "Episode", "facts": "Fact", "words": "Term"}
     with _open_service(False) as svc:
-        rows = []
+        listed = []
         for memory_id in svc.store.memory_ids():
             counts = svc.store.counts(memory_id)
-            rows.append([memory_id, *(str(counts.get(label, 0)) for label in ("Turn", "Episode", "Fact", "Term"))])
-    _show_table(Console(), "memories", ["memory_id", "turns", "episodes", "facts", "words"], rows)
+            listed.append({"memory_id": memory_id, **{name: counts.get(label, 0) for name, label in labels.items()}})
+    if as_json:
+        typer.echo(json.dumps(listed, ensure_ascii=False))
+        return
+    rows = [[str(value) for value in memory.values()] for memory in listed]
+    _show_table(Console(), "memories", ["memory_id", *labels], rows)
 
 
 @app.command()
