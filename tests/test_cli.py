@@ -65,7 +65,9 @@ def test_query_unknown_memory_names_the_option(cli_env, hm_settings, hm_ingested
     cli_env(hm_settings)
     result = run("query", "--memory", "nobody-here", "Where?")
     assert result.exit_code == 2
-    assert "--memory: no memory 'nobody-here'" in result.output
+    assert "--memory: no memory 'nobody-here'; see `hypermem memories`" in result.output
+    long = run("query", "--memory", "x" * 5000, "Where?")
+    assert long.exit_code == 2 and "(5000 characters)" in long.output and len(long.output) < 300
 
 
 def test_query_bad_turn_budget_is_refused(cli_env, hm_settings, hm_ingested):

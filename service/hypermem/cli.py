@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from hypermem.retrieve.config import SEARCH_FIELDS
-from hypermem.text import is_blank, visible
+from hypermem.text import abbreviated, is_blank, visible
 
 if TYPE_CHECKING:
     from hypermem.retrieve.result import QueryResult
@@ -182,7 +182,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
             check_memory_id(conv.sample_id)
             validate(conv.messages, svc.settings.max_message_chars)
         except IngestInputError as exc:
-            raise IngestInputError(f"{conv.sample_id}: {exc.field}", exc.problem) from None
+            raise IngestInputError(f"{abbreviated(conv.sample_id)}: {exc.field}", exc.problem) from None
     reports = []
     columns = [
         TextColumn("{task.description}"),
@@ -197,7 +197,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
             try:
                 report = svc.ingest_conversation(conv, progress=lambda n, task=task: progress.advance(task, n))
             except IngestInputError as exc:
-                raise IngestInputError(f"{conv.sample_id}: {exc.field}", exc.problem) from None
+                raise IngestInputError(f"{abbreviated(conv.sample_id)}: {exc.field}", exc.problem) from None
             progress.update(task, completed=len(conv.messages))
             reports.append(report)
     return reports
@@ -293,12 +293,7 @@ def query(
 
     overrides = {k: v for k, v in {"stopping": stopping, "turn_budget": turn_budget}.items() if v is not None}
     with _open_service(None) as svc:
-        if memory not in svc.store.memory_ids():
-            typer.echo(
-                visible(f"error: --memory: no memory {memory!r}; known: {svc.store.memory_ids()}", one_line=True),
-                err=True,
-            )
-            raise typer.Exit(2)
+        _known_memory(svc, memory, "--memory")
         try:
             result = svc.query(memory, text, **overrides)
         except QueryError as exc:
@@ -401,6 +396,15 @@ def eval_locomo(
     paths = write_report(results, out, qa_records)
     console.print(Markdown(markdown(results)))
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
+
+
+def _known_memory(svc, memory: str, field: str) -> None:
+    """Exit 2 naming ``field`` unless the store holds ``memory`` (the message points to ``hypermem memories``
+    instead of listing every memory, and shortens a long id)."""
+    if memory not in svc.store.memory_ids():
+        typer.echo(visible(f"error: {field}: no memory {abbreviated(memory)!r}; see `hypermem memories`",
+                           one_line=True), err=True)  # fmt: skip
+        raise typer.Exit(2)
 
 
 def _output_dir(out: str) -> Path:
@@ -647,11 +651,7 @@ def delete(
     from hypermem.locks import MemoryBusy
 
     with _open_service(False) as svc:
-        if memory not in svc.store.memory_ids():
-            typer.echo(
-                visible(f"error: MEMORY: no memory {memory!r}; see `hypermem memories`", one_line=True), err=True
-            )
-            raise typer.Exit(2)
+        _known_memory(svc, memory, "MEMORY")
         if not yes:
             typer.confirm(visible(f"Delete memory {memory!r} and everything it holds?", one_line=True), abort=True)
         try:

@@ -48,6 +48,11 @@ def visible(value: str, *, one_line: bool = False) -> str:
     return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
 
 
+def abbreviated(value: str, limit: int = 64) -> str:
+    """``value``, or its first ``limit`` characters and how many it has, for an error message that names it."""
+    return value if len(value) <= limit else f"{value[:limit]}… ({len(value)} characters)"
+
+
 def is_blank(value: str) -> bool:
     """Whether ``value`` shows nothing: only whitespace, invisible format characters and joiners (``UNSEEN``)."""
     return not _UNSEEN.sub("", value).strip()
