@@ -38,6 +38,8 @@ def test_doctor_on_a_fresh_install_creates_the_default_store(tmp_path):
     assert "FalkorDB 4." in out
     assert "minilm-int8" in out and "384" in out
     assert "minilm-int8 (384 dimensions)" in out  # the store meta it recorded
+    # piped: tab-separated lines, a long value whole on its line (a table would fold it)
+    assert any(line.startswith("model path\t") and line.endswith("model.onnx") for line in out.splitlines()), out
     for line in ("Turn", "embedding", "VECTOR", "FULLTEXT", "memory_id", "RANGE"):
         assert line in out
     store_dir = home / ".local" / "share" / "hypermem" / "falkordb"

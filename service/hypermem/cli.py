@@ -694,7 +694,6 @@ def doctor() -> None:
     the store was built with another embedding dimension.
     """
     from rich.console import Console
-    from rich.table import Table
 
     from hypermem.config import Settings
     from hypermem.embed import Embedder, EmbeddingModelError, resolve_model_path
@@ -702,43 +701,38 @@ def doctor() -> None:
 
     console = Console()
     settings = Settings()
-    summary = Table(title="hypermem doctor", show_header=False)
-    summary.add_column("check", style="bold")
-    summary.add_column("value", overflow="fold")
+    summary: list[list[str]] = []  # (check, value); a table on a terminal, tab-separated lines in a pipe
 
     def fail(what: str, exc: Exception) -> typer.Exit:
-        console.print(summary)
+        _show_table(console, "hypermem doctor", ["check", "value"], summary)
         console.print(f"[red]{what}: {exc}")
         return typer.Exit(1)
 
     try:
         embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
-        summary.add_row("embedding model", settings.embedding_model)
-        summary.add_row("model path", str(resolve_model_path(settings.embedding_model)))
-        summary.add_row("embedding dimension", str(embedder.dimension))
+        summary.append(["embedding model", settings.embedding_model])
+        summary.append(["model path", str(resolve_model_path(settings.embedding_model))])
+        summary.append(["embedding dimension", str(embedder.dimension)])
     except (EmbeddingModelError, OSError) as exc:
         raise fail("embedding model", exc) from exc
-    summary.add_row("store", shown_url(settings.store))
+    summary.append(["store", shown_url(settings.store)])
     try:
         store = open_store(settings)
     except StoreError as exc:
         raise fail("store", exc) from exc
     with store:
-        summary.add_row("engine", store.engine_version())
+        summary.append(["engine", store.engine_version()])
         try:
             store.ensure_schema(settings.embedding_model, embedder.dimension)
         except SchemaMismatch as exc:
             raise fail("schema", exc) from exc
         meta = store.meta() or {}
-        summary.add_row("store built with", f"{meta.get('embedding_model')} ({meta.get('dimension')} dimensions)")
-        summary.add_row("memories", str(len(store.memory_ids())))
-        indexes = Table(title="indexes")
-        for column in ("label", "property", "type"):
-            indexes.add_column(column)
-        for index in sorted(store.indexes(), key=lambda i: (i["label"], i["type"], i["property"])):
-            indexes.add_row(index["label"], index["property"], index["type"])
-    console.print(summary)
-    console.print(indexes)
+        summary.append(["store built with", f"{meta.get('embedding_model')} ({meta.get('dimension')} dimensions)"])
+        summary.append(["memories", str(len(store.memory_ids()))])
+        indexes = [[i["label"], i["property"], i["type"]]
+                   for i in sorted(store.indexes(), key=lambda i: (i["label"], i["type"], i["property"]))]  # fmt: skip
+    _show_table(console, "hypermem doctor", ["check", "value"], summary)
+    _show_table(console, "indexes", ["label", "property", "type"], indexes)
     console.print("[green]ok")
 
 
