@@ -169,8 +169,8 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from hypermem.ingest.locomo import LocomoFormatError, load_locomo
-    from hypermem.ingest.pipeline import check_memory_id
-    from hypermem.ingest.turns import IngestInputError, validate
+    from hypermem.ingest.pipeline import check_input
+    from hypermem.ingest.turns import IngestInputError
 
     try:
         convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
@@ -179,8 +179,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
         raise typer.Exit(2) from exc
     for conv in convs:  # every conversation is checked before any is stored: a bad file stores nothing
         try:
-            check_memory_id(conv.sample_id)
-            validate(conv.messages, svc.settings.max_message_chars)
+            check_input(conv.sample_id, conv.messages, svc.settings.max_message_chars)
         except IngestInputError as exc:
             raise IngestInputError(f"{abbreviated(conv.sample_id)}: {exc.field}", exc.problem) from None
     reports = []
@@ -194,10 +193,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as progress:
         for conv in convs:
             task = progress.add_task(conv.sample_id, total=len(conv.messages))
-            try:
-                report = svc.ingest_conversation(conv, progress=lambda n, task=task: progress.advance(task, n))
-            except IngestInputError as exc:
-                raise IngestInputError(f"{abbreviated(conv.sample_id)}: {exc.field}", exc.problem) from None
+            report = svc.ingest_conversation(conv, progress=lambda n, task=task: progress.advance(task, n))
             progress.update(task, completed=len(conv.messages))
             reports.append(report)
     return reports

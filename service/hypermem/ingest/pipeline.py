@@ -100,6 +100,13 @@ def check_memory_id(memory_id: str) -> str:
     return memory_id
 
 
+def check_input(memory_id: str, messages: list[Message], max_chars: int) -> None:
+    """Raise ``IngestInputError`` for an unusable ``memory_id`` or any unusable field of ``messages``
+    (``validate``): the only input errors an ingest raises, all before it writes anything."""
+    check_memory_id(memory_id)
+    validate(messages, max_chars)
+
+
 class Ingestor:
     """Runs the ingest ``stages`` (``hypermem.stages.ingest_stages``) for one memory at a time."""
 
@@ -119,8 +126,7 @@ class Ingestor:
     def ingest(self, memory_id: str, messages: list[Message], *, progress: Progress | None = None) -> IngestReport:
         """Ingest ``messages`` into ``memory_id``. Raises ``IngestInputError`` before writing anything."""
         started = time.perf_counter()
-        check_memory_id(memory_id)
-        validate(messages, self.settings.max_message_chars)
+        check_input(memory_id, messages, self.settings.max_message_chars)
         report = IngestReport(memory_id, llm=self.stages.llm)
         sessions = self._changed_sessions(memory_id, messages, report)
         if sessions:
