@@ -626,3 +626,27 @@ def test_recent_episodes_view(client, keys):
     bad = client.get(f"/v1/memories/{MEMORY}/episodes?order=sideways", headers=auth)
     assert bad.status_code == 422 and "order" in json.dumps(bad.get_json())
     assert client.get(f"/v1/memories/{MEMORY}/episodes", headers=bearer(keys["globex"])).status_code == 404
+
+
+def test_a_timeline_window_keeps_facts_dated_to_a_month_or_a_year_whichever_episode_told_them(app, client, acme):
+    """Rosa tells in 2023 of a move in 2019 and of a start last month: a window overlapping 2019 (or February
+    2023) shows that fact, though its episode is of March 2023."""
+    url = "/v1/memories/tl-window/messages"
+    messages = [
+        message(1, "I moved to Berlin in 2019 and I have loved the city ever since then.", "Rosa", "2023-03-10"),
+        message(2, "Last month I started learning the violin with a teacher near my flat.", "Rosa", "2023-03-10"),
+    ]
+    assert client.post(url, headers=acme, json={"messages": messages}).status_code == 200
+    timeline = "/v1/memories/tl-window/people/Rosa/timeline"
+    items = client.get(timeline, headers=acme).get_json()["items"]
+    assert sorted(i["date"] for i in items if i["kind"] == "fact") == ["2019", "2023-02"], items  # year, month
+
+    def window(start: str, end: str) -> list:
+        got = client.get(f"{timeline}?from={start}&to={end}", headers=acme).get_json()["items"]
+        return sorted((i["kind"], i["date"]) for i in got)
+
+    assert window("2018-01-01", "2020-12-31") == [("fact", "2019")]
+    assert window("2019-06-01", "2019-06-30") == [("fact", "2019")]
+    assert window("2023-02-01", "2023-02-28") == [("fact", "2023-02")]
+    assert window("2023-03-10", "2023-03-10") == [("episode", "2023-03-10")]  # neither fact's date is that day
+    assert window("2020-01-01", "2022-12-31") == []

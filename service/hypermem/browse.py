@@ -69,6 +69,8 @@ def timeline(
     come from the person's own turns. Items: ``{kind: "episode"|"fact", id, date, start, title, text, episode_id}``:
     ``date`` is a day (YYYY-MM-DD; a fact whose resolved date is only a month or a year reads YYYY-MM or YYYY),
     ``start`` an episode's first turn's timestamp (None for a fact). On one day, an episode comes before its facts.
+    With a window, a fact is kept when its date (day, month or year) overlaps it, whichever episode told it; an
+    undated fact when its episode is in the window.
     """
     low = start.isoformat() if start else None
     high = f"{end.isoformat()}T23:59:59" if end else None
@@ -85,12 +87,18 @@ def timeline(
         }
         for e in episodes
     ]
-    facts = store.query(
-        "browse/person_facts", memory_id=memory_id, person=person, episode_ids=[e["id"] for e in episodes]
-    )
+    # a fact carries its own date ("I moved to Berlin in 2019", told in 2023): with a window, the facts of all the
+    # person's episodes are read, and each is kept when its date's day, month or year overlaps the window
+    windowed = low is not None or high is not None
+    every = (store.query("browse/person_episodes", memory_id=memory_id, person=person, **{"from": None, "to": None})
+             if windowed else episodes)  # fmt: skip
+    shown = {e["id"] for e in episodes}
+    facts = store.query("browse/person_facts", memory_id=memory_id, person=person, episode_ids=[e["id"] for e in every])
     for fact in facts:
-        day = fact["date"] or ""
-        if (low and day < low) or (high and day > high):
+        day = fact["date"]
+        if not day and fact["episode_id"] not in shown:  # an undated fact goes with its episode
+            continue
+        if day and ((low and _last_day(day) < low) or (high and _first_day(day) > high)):
             continue
         items.append(
             {
@@ -107,6 +115,16 @@ def timeline(
     if not items and person.casefold() not in {p["name"].casefold() for p in people(store, memory_id)}:
         return None
     return items
+
+
+def _first_day(date: str) -> str:
+    """The first day of a YYYY, YYYY-MM or YYYY-MM-DD date, as YYYY-MM-DD."""
+    return date[:10] if len(date) >= 10 else date + "-01-01"[len(date) - 4 :]
+
+
+def _last_day(date: str) -> str:
+    """A YYYY-MM-DD string that sorts with the last day of a YYYY, YYYY-MM or YYYY-MM-DD date."""
+    return date[:10] if len(date) >= 10 else date + "-12-31"[len(date) - 4 :]
 
 
 def node_hyperedges(store: GraphStore, memory_id: str, node_id: str) -> dict[str, Any] | None:
