@@ -208,6 +208,7 @@ def test_owner_closing_first_hands_the_server_to_the_last_client(tmp_path):
     [
         ("falkordb://relative/path", "'relative' would be read as a host"),
         ("falkordb://", "needs a path"),
+        ("falkordb:///", "a directory of its own, not the root"),
         ("falkordb:///proc/hypermem-nope", "cannot hold the store (No such file or directory)"),
         ("FILE", "cannot hold the store (a file, not a directory)"),
     ],

@@ -46,8 +46,8 @@ def check_store_url(url: str) -> str:
 
 def embedded_data_dir(store_url: str) -> Path:
     """The directory of ``falkordb:///PATH``, created if missing. Raises ``StoreError`` naming HYPERMEM_STORE for
-    no path, a relative one (``falkordb://data/x`` would read as host ``data``, path ``/x``), or a path that
-    cannot be a directory (a file, or where it cannot be created)."""
+    no path, a relative one (``falkordb://data/x`` would read as host ``data``, path ``/x``), the root, or a path
+    that cannot be a directory (a file, or where it cannot be created)."""
     url = urlparse(store_url)
     if url.netloc:
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: falkordb:// takes an absolute path after a third slash "
@@ -55,6 +55,8 @@ def embedded_data_dir(store_url: str) -> Path:
     if not url.path:
         raise StoreError("HYPERMEM_STORE=falkordb:///PATH needs a path")
     path = Path(url.path)
+    if path.resolve() == Path(path.anchor):
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: the store needs a directory of its own, not the root")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
