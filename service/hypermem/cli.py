@@ -404,11 +404,16 @@ def _known_memory(svc, memory: str, field: str) -> None:
 
 
 def _output_dir(out: str) -> Path:
-    """``--out`` as a directory that exists or can be made in an existing one; else ``typer.BadParameter``."""
+    """``--out`` as a directory that exists, or is made now in an existing one; else ``typer.BadParameter``."""
     target = Path(out)
     if not out or (target.exists() and not target.is_dir()) or not target.parent.is_dir():
         raise typer.BadParameter(f"{out!r}: must be a directory, or a new one in an existing directory",
                                  param_hint="--out")  # fmt: skip
+    try:  # made now, so that a directory it cannot write fails before the work, not after it
+        target.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise typer.BadParameter(f"{out!r}: cannot be made ({exc.strerror or type(exc).__name__})",
+                                 param_hint="--out") from None  # fmt: skip
     return target
 
 
