@@ -359,7 +359,6 @@ def eval_locomo(
 
     if not os.path.isfile(path):
         raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
-    _output_dir(out)  # before the work, not after it
     console = Console()
     settings = Settings()
     systems = default_systems()
@@ -373,6 +372,7 @@ def eval_locomo(
         raise typer.BadParameter(
             f"unknown system {unknown}; choose from {[s.name for s in systems]}", param_hint="--qa-system"
         )
+    _output_dir(out)  # after the other checks (a refused run makes nothing), before the work
     qa_records = None
     with MemoryService.open(settings) as svc, make_progress(console) as progress:
         run = run_benchmark(
