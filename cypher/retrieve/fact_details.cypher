@@ -12,5 +12,6 @@ WITH f, t, p.id AS prev_id, n.id AS next_id,
           THEN {id: n.id, dia_id: n.dia_id, speaker: n.speaker, text: n.text, timestamp: n.timestamp}
           ELSE null END AS reply
 RETURN f.id AS id, f.kind AS kind, f.content AS content, f.date AS date, f.episode_id AS episode_id,
+       f.superseded_by AS superseded_by,
        collect({id: t.id, dia_id: t.dia_id, speaker: t.speaker, text: t.text, timestamp: t.timestamp, seq: t.seq,
                 prev_id: prev_id, next_id: next_id, reply: reply}) AS turns

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from hypermem.config import Settings
+from hypermem.cpu import single_thread_blas
 from hypermem.embed import Embedder
 from hypermem.errors import HypermemError
 from hypermem.locks import MemoryLock
@@ -38,6 +39,7 @@ class MemoryService:
         self.store = store
         self.embedder = embedder
         self.use_llm = settings.llm_enabled if use_llm is None else use_llm
+        single_thread_blas()  # BLAS workers spinning beside the server and the model cost a core (hypermem.cpu)
         self.store.ensure_schema(settings.embedding_model, embedder.dimension)
         ensure_vocabulary(self.store, embedder)
 

@@ -69,6 +69,14 @@ def _step(level: str, item_id: str, score: float | None = None, **extra) -> dict
     return step
 
 
+def _settle(target: Future[Any], done: Future[Any]) -> None:
+    """Give ``target`` the outcome of ``done`` (an ended future)."""
+    if (error := done.exception()) is not None:
+        target.set_exception(error)
+    else:
+        target.set_result(done.result())
+
+
 @dataclass(frozen=True)
 class _FactLegs:
     """BM25 and dense hits over a memory's facts, and each hit fact's turn ids (``Retriever._fact_legs``)."""
@@ -90,15 +98,24 @@ class _PendingLegs:
     turn_dense: Future[list[Hit]]
     facts: Future[_FactLegs]
     expanded: Future[tuple[dict[str, float], list[Hit]]]
+    details: Future[dict[str, dict]]  # ``turn_details`` rows of the four legs' turns, fetched as soon as they end
+
+    def legs(self) -> list[Future[Any]]:
+        return [self.turn_bm25, self.turn_dense, self.facts, self.expanded]
+
+    def turn_ids(self) -> list[str]:
+        """Every turn the four legs returned (they must have ended without error)."""
+        facts = self.facts.result()
+        hits = [*self.turn_bm25.result(), *self.turn_dense.result(), *self.expanded.result()[1]]
+        return list(dict.fromkeys([*(h.id for h in hits), *facts.turns_of(facts.bm25), *facts.turns_of(facts.dense)]))
 
     def wait(self) -> None:
-        """Block until every leg has ended, failed or not."""
-        legs: list[Future[Any]] = [self.turn_bm25, self.turn_dense, self.facts, self.expanded]
-        wait(legs)
+        """Block until every leg, and the fetch of their turns' details, has ended, failed or not."""
+        wait([*self.legs(), self.details])
 
-    def result(self) -> tuple[TurnLists, dict[str, float]]:
-        """``(TurnLists without the hierarchy's turns, the expanded query)``; re-raises a failed leg's error
-        once every leg has ended."""
+    def result(self) -> tuple[TurnLists, dict[str, float], dict[str, dict]]:
+        """``(TurnLists without the hierarchy's turns, the expanded query, turn_details rows of the legs' turns)``;
+        re-raises a failed leg's error once every leg has ended."""
         self.wait()
         turn_bm25, facts = self.turn_bm25.result(), self.facts.result()
         expanded, turn_bm25_expanded = self.expanded.result()
@@ -116,7 +133,7 @@ class _PendingLegs:
             fact_bm25_scores=fact_bm25_scores,
             turn_bm25_expanded=[h.id for h in turn_bm25_expanded],
         )
-        return lists, expanded
+        return lists, expanded, self.details.result()
 
 
 class Retriever:
@@ -136,6 +153,8 @@ class Retriever:
         # a query's memory-wide legs and each level's dense search run here while its hierarchy runs on the calling
         # thread (a task here never waits on another task here)
         self._legs = ThreadPoolExecutor(max_workers=LEG_THREADS, thread_name_prefix="hypermem-legs")
+        # a query's tasks that wait for its legs, then make the next round trip (a task here waits only on the legs)
+        self._joins = ThreadPoolExecutor(max_workers=LEG_THREADS, thread_name_prefix="hypermem-joins")
 
     # --- one level: BM25 + dense, fused with RRF ---------------------------------------------
     def _rank(self, label: str, memory_id: str, text: str, vector: np.ndarray, k: int, cfg: SearchConfig,
@@ -164,12 +183,23 @@ class Retriever:
             clock = now
 
         started = clock
-        vector = self.embedder.encode_one(text)
-        lap("embed")
-        analysis = self._analyze(memory_id, text)
+        learned = cfg.turn_ranker == "learned"
+        # the query analysis (a round trip for the memory's elements) and BM25 over turns need no vector: they run on
+        # leg threads while this one embeds the query ("analysis" is then the wait for it after the embedding)
+        analyzed = self._legs.submit(self._analyze, memory_id, text)
+        turn_bm25 = (self._legs.submit(self.store.fulltext_search, "Turn", memory_id, text, CANDIDATES_PER_LEG)
+                     if learned else None)  # fmt: skip
+        try:
+            vector = self.embedder.encode_one(text)
+            lap("embed")
+            analysis = analyzed.result()
+        except BaseException:
+            started_early: list[Future[Any]] = [analyzed] if turn_bm25 is None else [analyzed, turn_bm25]
+            wait(started_early)  # no search outlives its query, even a failed one
+            raise
         lap("analysis")
-        legs = (self._start_memory_wide_legs(memory_id, text, vector, analysis.persons)
-                if cfg.turn_ranker == "learned" else None)  # fmt: skip
+        legs = (self._start_memory_wide_legs(memory_id, text, vector, analysis.persons, turn_bm25=turn_bm25)
+                if learned else None)  # fmt: skip
         try:
             topics, episodes, facts, rerank_info = self._hierarchy(memory_id, text, vector, cfg, analysis, lap)
         finally:
@@ -387,6 +417,7 @@ class Retriever:
                 "id": fid, "kind": row["kind"] or "fact", "content": row["content"], "date": row["date"], "episode_id": row["episode_id"],
                 "score": round(score, 6), "cosine": round(cosines.get(fid, 0.0), 6),
                 "source_dia_ids": [t["dia_id"] for t in sources], "sources": sources, "path": path,
+                "superseded_by": row["superseded_by"],  # recency.apply_recency follows it to the chain's latest fact
             })  # fmt: skip
         return facts
 
@@ -422,7 +453,7 @@ class Retriever:
         facts: list[dict],
         cfg: SearchConfig,
         analysis: QueryAnalysis,
-        legs: tuple[TurnLists, dict[str, float]] | None,
+        legs: tuple[TurnLists, dict[str, float], dict[str, dict]] | None,
     ) -> tuple[list[dict], np.ndarray | None]:
         """The turns to read, best first, as one-source "facts" for ``_turns``, and (learned ranker only) every
         candidate's P(evidence), for adaptive stopping. ``cfg.turn_ranker`` "learned": the learned turn ranker
@@ -473,20 +504,33 @@ class Retriever:
                 hierarchy.setdefault(source["id"], (source, fact))
         return hierarchy
 
-    def _start_memory_wide_legs(self, memory_id: str, text: str, vector: np.ndarray,
-                                persons: list[str]) -> _PendingLegs:  # fmt: skip
+    def _start_memory_wide_legs(self, memory_id: str, text: str, vector: np.ndarray, persons: list[str], *,
+                                turn_bm25: Future[list[Hit]] | None = None) -> _PendingLegs:  # fmt: skip
         """Start the turn ranker's legs over the whole memory on the leg threads, each leg's round trips on a
-        thread of its own: BM25 and dense over turns, BM25 and dense over facts (with their turns), and BM25 over
-        the query expanded through the vocabulary. They need no level of the hierarchy, so ``query`` starts them
-        before it and collects them after (``_PendingLegs.result``)."""
+        thread of its own: BM25 and dense over turns (``turn_bm25``: that leg, already started), BM25 and dense over
+        facts (with their turns), and BM25 over the query expanded through the vocabulary; and, on a join thread, the
+        fetch of their turns' details as soon as all four have ended. They need no level of the hierarchy, so
+        ``query`` starts them before it and collects them after (``_PendingLegs.result``)."""
         pool = CANDIDATES_PER_LEG
         submit = self._legs.submit
-        return _PendingLegs(
-            turn_bm25=submit(self.store.fulltext_search, "Turn", memory_id, text, pool),
+        legs = _PendingLegs(
+            turn_bm25=turn_bm25 or submit(self.store.fulltext_search, "Turn", memory_id, text, pool),
             turn_dense=submit(self.store.vector_search, "Turn", memory_id, vector, pool),
             facts=submit(self._fact_legs, memory_id, text, vector, pool),
             expanded=submit(self._expanded_leg, memory_id, text, persons, pool),
+            details=Future(),
         )
+        joined = self._joins.submit(self._legs_turn_details, memory_id, legs)
+        joined.add_done_callback(lambda done: _settle(legs.details, done))
+        return legs
+
+    def _legs_turn_details(self, memory_id: str, legs: _PendingLegs) -> dict[str, dict]:
+        """``turn_details`` of every turn the memory-wide legs returned, once they have all ended; ``{}`` when one of
+        them failed (``_PendingLegs.result`` raises its error)."""
+        wait(legs.legs())
+        if any(leg.exception() is not None for leg in legs.legs()):
+            return {}
+        return self._turn_details(memory_id, legs.turn_ids())
 
     def _fact_legs(self, memory_id: str, text: str, vector: np.ndarray, pool: int) -> _FactLegs:
         """BM25 and dense (raw vectors) over the memory's facts, with each hit fact's turn ids."""
@@ -502,17 +546,18 @@ class Retriever:
         return expanded, self.store.weighted_fulltext_search("Turn", memory_id, expanded, pool)
 
     def _turn_candidates(self, memory_id: str, text: str, sources: list[dict], analysis: QueryAnalysis,
-                         legs: tuple[TurnLists, dict[str, float]]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
+                         legs: tuple[TurnLists, dict[str, float], dict[str, dict]]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
         """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
         hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
-        ``NEIGHBOR_SOURCES`` join the candidates. ``legs``: ``_PendingLegs.result``."""
-        wide, expanded = legs
+        ``NEIGHBOR_SOURCES`` join the candidates. ``legs``: ``_PendingLegs.result`` (with the details it fetched;
+        the other candidates' are fetched here)."""
+        wide, expanded, fetched = legs
         analysis.expansion = {word: round(weight, 4) for word, weight in expanded.items()}  # shown with the result
         lists = replace(wide, hierarchy=[source["id"] for source in sources])
         candidates = lists.candidates()
         for source in sources[:NEIGHBOR_SOURCES]:
             candidates += [n for n in (source.get("prev_id"), source.get("next_id")) if n and n not in candidates]
-        details = self._turn_details(memory_id, candidates)
+        details = {**fetched, **self._turn_details(memory_id, [c for c in candidates if c not in fetched])}
         candidates = [c for c in candidates if c in details]
         facts = {c: TurnFacts(details[c]["speaker"], details[c]["text"], details[c]["prev_id"], details[c]["next_id"],
                               details[c]["prev_text"] or "", details[c]["next_text"] or "") for c in candidates}  # fmt: skip

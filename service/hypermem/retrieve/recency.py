@@ -39,7 +39,8 @@ def asks_recent(query: str) -> bool:
 
 
 def apply_recency(store: GraphStore, memory_id: str, query: str, facts: list[dict]) -> list[dict]:
-    """The ranked ``facts`` (pipeline fact dicts, best first) with supersession and recency applied."""
+    """The ranked ``facts`` (pipeline fact dicts, best first, each with the ``superseded_by`` of
+    ``retrieve/fact_details``) with supersession and recency applied."""
     if not facts:
         return facts
     facts = _supersede(store, memory_id, query, facts)
@@ -72,7 +73,10 @@ def successors_first(ranked: list[dict]) -> list[dict]:
 
 
 def _supersede(store: GraphStore, memory_id: str, query: str, facts: list[dict]) -> list[dict]:
-    rows = store.query("retrieve/supersession", memory_id=memory_id, ids=[f["id"] for f in facts])
+    """``facts`` with each superseded one marked and its chain's latest fact promoted; ``facts`` as they are, without a
+    round trip, when none carries ``superseded_by`` (``retrieve/fact_details`` returns it)."""
+    superseded = [f["id"] for f in facts if f.get("superseded_by")]
+    rows = store.query("retrieve/supersession", memory_id=memory_id, ids=superseded) if superseded else []
     if not rows:
         return facts
     present = bool(_PRESENT.search(query) or _RECENT.search(query))
