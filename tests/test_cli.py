@@ -367,3 +367,22 @@ def test_eval_locomo_checks_out_before_any_work(cli_env, tmp_path, hm_testconv_f
     assert result.exit_code == 2 and "--out" in result.output
     assert ("cannot be made" if out.startswith("/proc") else "must be a directory") in result.output
     assert not (tmp_path / "db").exists()  # refused before the store was even opened
+
+
+def test_a_usage_error_off_a_terminal_is_plain_lines_not_a_panel():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "hypermem.cli", "query"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == "Error: Missing argument 'text'."
+    assert "╭" not in done.stderr and "│" not in done.stderr
+
+
+@pytest.mark.parametrize(("question", "message"), [("\u200b\u200d", "must not be blank"),
+                                                   ("x" * 2001, "2001 characters; the limit is 2000")])  # fmt: skip
+def test_demo_says_why_a_question_is_refused(cli_env, tmp_path, question, message):
+    cli_env(tmp_path / "db")
+    result = run("demo", "-q", question)
+    assert result.exit_code == 2
+    assert message in result.output and "--question" in result.output

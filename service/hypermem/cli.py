@@ -74,6 +74,10 @@ def _run_app() -> None:
     from hypermem.retrieve.pipeline import QueryError
     from hypermem.store import StoreError
 
+    if not (
+        sys.stdout.isatty() and sys.stderr.isatty()
+    ):  # piped or logged: click's plain "Error: …" lines instead of rich panels
+        app.rich_markup_mode = None
     try:
         app()
     except (IngestInputError, LocomoFormatError, QueryError, StoreError, EmbeddingModelError, OSError) as exc:
@@ -318,8 +322,10 @@ def demo(
         if os.path.realpath(path) != os.path.realpath(_sample_path()):
             raise typer.BadParameter("give --question when PATH is not the bundled sample", param_hint="--question")
         question = SAMPLE_QUESTION
-    if is_blank(question) or len(question) > MAX_QUERY_CHARS:
-        raise typer.BadParameter(f"must be 1 to {MAX_QUERY_CHARS} characters", param_hint="--question")
+    if is_blank(question):
+        raise typer.BadParameter("must not be blank (spaces and invisible characters only)", param_hint="--question")
+    if len(question) > MAX_QUERY_CHARS:
+        raise typer.BadParameter(f"{len(question)} characters; the limit is {MAX_QUERY_CHARS}", param_hint="--question")
     from rich.console import Console
 
     console = Console(stderr=as_json)  # with --json, stdout holds the query's JSON only
