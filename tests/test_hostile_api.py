@@ -151,6 +151,9 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("explanation of unknown query", None, "get", "/v1/queries/none-such/explanation"),
     ("episode id with trailing space", None, "get", f"/v1/memories/{SEED}/episodes/{SEED}/episode/x%20"),
     ("topic id a tab", None, "get", f"/v1/memories/{SEED}/topics/{SEED}/topic/%09"),
+    ("unknown query parameter", "bogus", "get", f"/v1/memories/{SEED}/topics?limit=2&bogus=1"),
+    ("misspelt timeline parameter", "form", "get", f"/v1/memories/{SEED}/people/Nadia/timeline?form=2024-01-01"),
+    ("person name ending in an encoded slash", None, "get", f"/v1/memories/{SEED}/people/Nadia%2F/timeline"),
     (
         "hyperedges of an id with a space",
         "node_id",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask_smorest import Blueprint, abort
+from marshmallow import RAISE
 
 from hypermem.api import auth
 from hypermem.api.schemas import AssignArgsSchema, AssignedSchema, KeyCreatedSchema, KeyRevokedSchema
@@ -33,7 +34,7 @@ def revoke_key(tenant: str, key_id: str):
 
 
 @blp.route("/<tenant:tenant>/memories/<memory_id:memory_id>", methods=["PUT"])
-@blp.arguments(AssignArgsSchema, location="query")
+@blp.arguments(AssignArgsSchema, location="query", unknown=RAISE)
 @blp.response(200, AssignedSchema)
 @blp.alt_response(404, description="No memory has this id: ingest it first (a tenant key's first write claims it).")
 @blp.alt_response(409, description="Another tenant owns the memory: repeat with ?transfer=true to move it.")

@@ -4,6 +4,7 @@ person's timeline, the hyperedges around a node. Node ids (``conv-26/episode/3``
 from __future__ import annotations
 
 from flask_smorest import Blueprint, abort
+from marshmallow import RAISE
 
 from hypermem import browse
 from hypermem.api import auth
@@ -33,7 +34,7 @@ def _store(memory_id: str):
 
 
 @blp.route("/<memory_id:memory_id>/topics", methods=["GET"])
-@blp.arguments(PageArgsSchema, location="query")
+@blp.arguments(PageArgsSchema, location="query", unknown=RAISE)
 @blp.response(200, TopicListSchema)
 def topics(args: dict, memory_id: str):
     """Topics with episode count and date span, most episodes first."""
@@ -51,7 +52,7 @@ def topic(memory_id: str, topic_id: str):
 
 
 @blp.route("/<memory_id:memory_id>/episodes", methods=["GET"])
-@blp.arguments(EpisodeListArgsSchema, location="query")
+@blp.arguments(EpisodeListArgsSchema, location="query", unknown=RAISE)
 @blp.response(200, EpisodeListSchema)
 def episodes(args: dict, memory_id: str):
     """Episodes sorted by time, most recent first by default (``order=oldest`` for chronological)."""
@@ -76,7 +77,7 @@ def people(memory_id: str):
 
 
 @blp.route("/<memory_id:memory_id>/people/<name:person>/timeline", methods=["GET"])
-@blp.arguments(TimelineArgsSchema, location="query")
+@blp.arguments(TimelineArgsSchema, location="query", unknown=RAISE)
 @blp.response(200, TimelineSchema)
 @blp.alt_response(404, description="The memory holds no person of this name (see its people).")
 def timeline(args: dict, memory_id: str, person: str):
@@ -89,7 +90,7 @@ def timeline(args: dict, memory_id: str, person: str):
 
 
 @blp.route("/<memory_id:memory_id>/hyperedges", methods=["GET"])
-@blp.arguments(HyperedgeArgsSchema, location="query")
+@blp.arguments(HyperedgeArgsSchema, location="query", unknown=RAISE)
 @blp.response(200, NodeHyperedgesSchema)
 def hyperedges(args: dict, memory_id: str):
     """The hyperedges a Topic, Episode, Fact or element owns or belongs to, with owners and weighted members."""

@@ -146,6 +146,8 @@ def create_app(
         },
     )
     app.url_map.converters.update(CONVERTERS)
+    # no 308 to another URL (an HTML page) for a path with "//", e.g. a person name ending in an encoded "/"
+    app.url_map.merge_slashes = False
     app.extensions["hypermem"] = ApiState(settings, service, owns, sync_batch_limit)
 
     api = Api(app)
