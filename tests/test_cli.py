@@ -386,3 +386,13 @@ def test_demo_says_why_a_question_is_refused(cli_env, tmp_path, question, messag
     result = run("demo", "-q", question)
     assert result.exit_code == 2
     assert message in result.output and "--question" in result.output
+
+
+def test_eval_on_a_bad_file_fails_before_any_output_or_directory(cli_env, tmp_path):
+    cli_env(tmp_path / "db")
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"sample_id": "", "conversation": {}}]', encoding="utf-8")
+    for command in ("locomo", "cv"):
+        result = run("eval", command, str(bad), "--out", str(tmp_path / command))
+        assert str(result.exception) == "sample_id: empty" and result.output == ""  # run() prints it, one line
+        assert not (tmp_path / command).exists()

@@ -123,6 +123,21 @@ def test_locomo_missing_turn_field_names_it(tmp_path, field):
         load_locomo(_write(tmp_path, [record]))
 
 
+def test_locomo_duplicate_dia_id_names_both_places(tmp_path):
+    record = make_testconv_record("dup")
+    first = record["conversation"]["session_1"][0]["dia_id"]
+    record["conversation"]["session_2"][3]["dia_id"] = first
+    with pytest.raises(
+        LocomoFormatError, match=rf"dup\.session_2\[3\]\.dia_id: '{first}' is also dup\.session_1\[0\]\.dia_id"
+    ):
+        load_locomo(_write(tmp_path, [record]))
+
+
+def test_locomo_empty_sample_id_is_named_empty(tmp_path):
+    with pytest.raises(LocomoFormatError, match=r"^sample_id: empty$"):
+        load_locomo(_write(tmp_path, [make_testconv_record("")]))
+
+
 def test_locomo_loader_ignores_annotations_and_extra_date_keys(tmp_path):
     record = make_testconv_record("annotated")
     record["conversation"]["session_9_date_time"] = "1:00 pm on 1 January, 2024"  # a date key with no session

@@ -361,6 +361,7 @@ def eval_locomo(
     from hypermem.eval.benchmark import make_progress, run_benchmark
     from hypermem.eval.report import markdown, write_report
     from hypermem.eval.systems import default_systems
+    from hypermem.ingest.locomo import load_locomo
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
@@ -378,6 +379,7 @@ def eval_locomo(
         raise typer.BadParameter(
             f"unknown system {unknown}; choose from {[s.name for s in systems]}", param_hint="--qa-system"
         )
+    load_locomo(path, conversation or None)  # a bad file is named before any output (run_benchmark reads it again)
     _output_dir(out)  # after the other checks (a refused run makes nothing), before the work
     qa_records = None
     with MemoryService.open(settings) as svc, make_progress(console) as progress:
@@ -466,8 +468,8 @@ def eval_cv(
 
     if not os.path.isfile(path):
         raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
-    target = _output_dir(out)
     conversations = load_locomo(path)
+    target = _output_dir(out)  # after the file's checks: a refused run makes nothing
     try:
         groups = folds_of([c.sample_id for c in conversations], folds or len(conversations))
     except ValueError as exc:

@@ -54,8 +54,10 @@ def conversation_from_record(record: dict) -> Conversation:
     Raises ``LocomoFormatError`` naming the field; a record with no turn at all is refused (it would
     be reported ingested and leave no memory)."""
     sample_id = record.get("sample_id")
-    if not isinstance(sample_id, str) or not sample_id:
+    if not isinstance(sample_id, str):
         raise LocomoFormatError("sample_id: missing or not a string")
+    if not sample_id:
+        raise LocomoFormatError("sample_id: empty")
     conv = record.get("conversation")
     if not isinstance(conv, dict):
         raise LocomoFormatError(f"{sample_id}.conversation: missing or not an object")
@@ -68,6 +70,7 @@ def conversation_from_record(record: dict) -> Conversation:
             sessions.append((int(m.group(1)), key))
     sessions.sort()
     out = Conversation(sample_id=sample_id, speakers=speakers)
+    first_at: dict[str, str] = {}  # dia_id -> where it first appears
     for number, key in sessions:
         date_key = f"{key}_date_time"
         if date_key not in conv:
@@ -80,6 +83,8 @@ def conversation_from_record(record: dict) -> Conversation:
             for name in ("dia_id", "speaker", "text"):
                 if not isinstance(turn.get(name), str):
                     raise LocomoFormatError(f"{where}.{name}: missing or not a string")
+            if (seen := first_at.setdefault(turn["dia_id"], where)) != where:
+                raise LocomoFormatError(f"{where}.dia_id: {turn['dia_id']!r} is also {seen}.dia_id")
             out.messages.append(
                 Message(
                     message_id=turn["dia_id"],
