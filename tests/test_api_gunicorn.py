@@ -101,6 +101,15 @@ def test_gunicorn_serves_health_ingest_and_query(gunicorn):
     explained = requests.get(f"{base}/v1/queries/{result.json()['query_id']}/explanation", headers=headers, timeout=30)
     assert explained.json()["query"] == "What is the name of Caroline's cat?"
 
+    # a malformed chunked body (a chunk size that is not hex) is the client's error, before authentication too
+    host, port = base.removeprefix("http://").split(":")
+    for chunks in (b"zz\r\nabc\r\n0\r\n\r\n", b"3\r\nabcdef\r\n0\r\n\r\n"):
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(b"POST /v1/tenants/x/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + chunks)  # fmt: skip
+            reply = b"".join(iter(lambda: sock.recv(65536), b""))
+        assert reply.startswith(b"HTTP/1.1 400"), reply[:300]
+
     server = EmbeddedFalkorDB(data)
     assert server.socket_path.exists()
     process.send_signal(signal.SIGTERM)

@@ -18,6 +18,7 @@ import re
 import numpy as np
 from flask import Flask, current_app, request
 from flask_smorest import abort
+from gunicorn.http.errors import ParseException
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 MAX_DIGITS = 4300  # Python's int-from-text limit (sys.get_int_max_str_digits): a longer integer fails to parse
@@ -49,7 +50,11 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
         too_large = f"the request body reaches the limit of {max_bytes} bytes"
         if (request.content_length or 0) > max_bytes:  # declared: refused before werkzeug reads it
             abort(413, message=too_large)
-        body = request.get_data(cache=True)
+        try:
+            body = request.get_data(cache=True)
+        except (ParseException, OSError) as exc:  # gunicorn: a malformed chunk size, a missing terminator, a cut body
+            abort(400, message=f"the request body cannot be read: {type(exc).__name__} (malformed chunked encoding?)",
+                  errors={"body": ["malformed or incomplete"]})  # fmt: skip
         if request.content_length is None and len(body) >= max_bytes:
             abort(413, message=too_large)
         if not request.is_json and reads_json(request.endpoint):
