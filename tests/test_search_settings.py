@@ -93,3 +93,16 @@ def test_a_bad_value_is_refused_everywhere_naming_the_field(name, bad):
 def test_the_bounds_themselves_are_accepted_everywhere(name, edge):
     assert getattr(SearchConfig.from_settings(Settings(llm_base_url=None), **{name: edge}), name) == edge
     assert SCHEMA.load({"query": "where?", name: edge})[name] == edge
+
+
+@pytest.mark.parametrize(("url", "problem"), [("http://[::1", "not a URL"), ("http://localhost:99999/v1", "not a URL"),
+                                             ("notaurl", "http:// or https://"), ("ftp://x", "http:// or https://")])  # fmt: skip
+def test_a_bad_llm_url_is_refused_at_start_naming_the_setting(url, problem):
+    with pytest.raises(pydantic.ValidationError, match=problem) as refused:
+        Settings(llm_base_url=url)
+    assert refused.value.errors()[0]["loc"] == ("llm_base_url",)
+
+
+def test_an_llm_url_is_kept_and_an_empty_one_is_the_no_llm_path():
+    assert Settings(llm_base_url="http://localhost:8080/v1").llm_base_url == "http://localhost:8080/v1"
+    assert not Settings(llm_base_url="").llm_enabled

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -133,6 +134,23 @@ class Settings(BaseSettings):
         from hypermem.store import check_store_url
 
         return check_store_url(value)
+
+    @field_validator("llm_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        """An http(s) URL with a host (and a valid port), or unset; "" means unset (the no-LLM path)."""
+        if not value:
+            return None
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+        except ValueError as exc:
+            raise ValueError(f"not a URL: {value!r} ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                f"must be an http:// or https:// URL with a host, e.g. http://localhost:8080/v1 (got {value!r})"
+            )
+        return value
 
     @field_validator("turn_ranker_model")
     @classmethod
