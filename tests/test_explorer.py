@@ -208,8 +208,10 @@ def test_query_draws_the_explanation_path_of_each_evidence_turn(page, keys, hm_i
     expect(page.locator("#evidence > li[data-dia='D1:4']")).to_contain_text("Biscuit")
     stop = page.evaluate("() => explorer.result.stop")
     expect(page.locator("#stop")).to_contain_text(
-        f"stop rule {stop['rule']} · kept {stop['cut_at']} of {stop['considered']} facts"
+        f"stop rule {stop['rule']} · kept {stop['cut_at']} of {stop['considered']} candidate turns"
     )
+    assert stop["counts"] == "candidate turns"
+    expect(page.locator("#query-topics")).to_have_count(0)  # the topic level is off: no empty topics section
     kinds = graph_kinds(page)
     assert {"Query", "Hyperedge", "Episode", "Fact", "Turn"} <= set(kinds) and "Topic" not in kinds  # topics: off
     assert kinds["Query"] == 1 and kinds["Turn"] == evidence.count()

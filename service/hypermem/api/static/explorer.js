@@ -359,12 +359,13 @@ async function runQuery(text) {
       el("h3", { class: "Query" }, `Query: ${result.query}`),
       result.answer ? el("p", { class: "answer" }, `Answer: ${result.answer}`) : null,
       el("div", { id: "stop", class: "stop" },
-        `${result.analysis.query_type} query · stop rule ${stop.rule} · kept ${stop.cut_at} of ${stop.considered} facts`,
+        `${result.analysis.query_type} query · stop rule ${stop.rule} · kept ${stop.cut_at} of ${stop.considered} ${stop.counts}`,
         stop.threshold !== null && stop.threshold !== undefined ? ` · threshold ${num(stop.threshold)}` : ""),
       el("h2", {}, `${result.turns.length} evidence turns`), list,
-      el("h2", {}, "topics (RRF of BM25 and dense)"),
-      el("ul", { id: "query-topics" }, result.topics.map((t) => el("li", {}, `${t.title} `, el("span", { class: "score" }, num(t.score)),
-        el("span", { class: "muted" }, ` ${rankers(t)}`)))),
+      // the topic level is off by default (search setting use_topics): no empty section then
+      result.topics.length ? el("h2", {}, "topics (RRF of BM25 and dense)") : null,
+      result.topics.length ? el("ul", { id: "query-topics" }, result.topics.map((t) => el("li", {}, `${t.title} `,
+        el("span", { class: "score" }, num(t.score)), el("span", { class: "muted" }, ` ${rankers(t)}`)))) : null,
       el("p", { class: "muted" }, `query ${result.query_id} · ${result.timings_ms.total} ms`));
     drawPaths(result);
   } catch (error) { failed(error); }
