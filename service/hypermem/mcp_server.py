@@ -146,9 +146,10 @@ class HypermemTools:
         answer: Annotated[bool, _search_field("answer")] = True,
     ) -> dict[str, Any]:
         """Evidence for a question: dialogue turns (dia_id, speaker, timestamp, text, score), each with its
-        explanation path query -> topic -> hyperedge -> episode -> hyperedge -> fact -> turn (scores,
-        rankers, member weights), the facts, episodes and topics, the stop rule, the context and, with
-        an LLM, the answer. ``query_id`` lets explain_query return it later."""
+        explanation path query -> episode -> hyperedge -> fact -> fused -> turn (scores, rankers, member weights,
+        the turn ranker's logit and its parts; query -> fused -> turn for a turn only the memory-wide searches
+        found; topic -> hyperedge first with use_topics), the facts and episodes, the stop rule, the context and,
+        with an LLM, the answer. ``query_id`` lets explain_query return it later."""
         self._memory(memory_id)
         overrides = {"answer": answer, **({"turn_budget": turn_budget} if turn_budget else {})}
         try:
