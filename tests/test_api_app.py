@@ -321,6 +321,20 @@ def test_people_and_timeline(client, acme):
     assert quiet.status_code == 200 and quiet.get_json()["items"] == []  # a known person, nothing in the window
 
 
+def test_a_person_is_found_whichever_unicode_form_names_them(client, acme):
+    message = {"message_id": "z1", "speaker": "Zo\u00eb", "text": "I started learning the cello at the conservatory.",
+               "timestamp": "2024-03-01T10:00:00", "session_id": "s1"}  # fmt: skip
+    assert (
+        client.post("/v1/memories/unicode-names/messages", headers=acme, json={"messages": [message]}).status_code
+        == 200
+    )
+    composed = client.get("/v1/memories/unicode-names/people/Zo%C3%AB/timeline", headers=acme).get_json()["items"]
+    decomposed = client.get("/v1/memories/unicode-names/people/Zoe%CC%88/timeline", headers=acme)
+    assert composed and decomposed.status_code == 200 and decomposed.get_json()["items"] == composed
+    not_utf8 = client.get("/v1/memories/unicode-names/people/%ff/timeline", headers=acme)
+    assert not_utf8.status_code == 400 and "person" in not_utf8.get_json()["errors"]["path"]
+
+
 def test_hyperedges_around_nodes(client, acme):
     around = client.get(
         f"/v1/memories/{MEMORY}/hyperedges", query_string={"node_id": f"{MEMORY}/episode/s1-0"}, headers=acme

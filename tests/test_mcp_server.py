@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import anyio
@@ -166,6 +167,10 @@ def test_http_refuses_requests_without_a_valid_tenant_key(http_server, tenant_ke
         assert response.headers["WWW-Authenticate"].startswith("Bearer")
     with pytest.raises(Exception):  # noqa: B017 - the SDK raises its own ExceptionGroup: it cannot even connect without a key
         anyio.run(http_session, http_server, None, [("list_memories", {})])
+    accepted = httpx2.post(http_server, json=initialize, headers={
+        "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {tenant_keys['acme']}"})  # fmt: skip
+    assert accepted.status_code == 200, accepted.text
+    assert f'"serverInfo":{{"name":"hypermem","version":"{version("hypermem")}"' in accepted.text.replace(" ", "")
 
 
 def test_http_tenant_ingests_queries_and_sees_only_its_memories(http_server, tenant_keys, hm_service, hm_ingested):

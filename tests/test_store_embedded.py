@@ -211,6 +211,9 @@ def test_owner_closing_first_hands_the_server_to_the_last_client(tmp_path):
         ("falkordb:///", "a directory of its own, not the root"),
         ("falkordb:///proc/hypermem-nope", "cannot hold the store (No such file or directory)"),
         ("FILE", "cannot hold the store (a file, not a directory)"),
+        ("falkordb:///tmp/hypermem-x?mode=ro", "takes no ?query"),
+        ("falkordb:///tmp/hypermem-x#main", "takes no ?query"),
+        ("falkordb:///tmp/hypermem-%ff", "not UTF-8 once percent-decoded"),
     ],
 )
 def test_a_store_path_that_cannot_hold_the_store_is_refused_naming_the_setting(tmp_path, url, problem):
@@ -225,3 +228,4 @@ def test_a_store_path_that_cannot_hold_the_store_is_refused_naming_the_setting(t
     assert not os.path.exists("/path") and not os.path.exists("/relative")  # nothing created elsewhere
     assert embedded_data_dir(f"falkordb://{tmp_path}/new/store") == tmp_path / "new" / "store"
     assert (tmp_path / "new" / "store").is_dir()
+    assert embedded_data_dir(f"falkordb://{tmp_path}/my%20store") == tmp_path / "my store"  # a URL's escapes

@@ -13,6 +13,7 @@ from datetime import date
 from typing import Any
 
 from hypermem.store import GraphStore
+from hypermem.store.ids import normalise
 
 
 def topics(store: GraphStore, memory_id: str, *, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
@@ -62,7 +63,7 @@ def timeline(
     store: GraphStore, memory_id: str, person: str, *, start: date | None = None, end: date | None = None
 ) -> list[dict[str, Any]] | None:
     """A person's episodes and facts in date order, optionally within ``start``..``end`` (days, inclusive);
-    None when the memory has no Person of that name (case-insensitive) and nothing by them.
+    None when the memory has no Person of that name (case-insensitive, Unicode NFKC) and nothing by them.
 
     Episodes are those whose segment hyperedges hold a Person named ``person`` (case-insensitive)
     or that the person took part in; facts are those of these episodes that name the person or
@@ -72,6 +73,9 @@ def timeline(
     With a window, a fact is kept when its date (day, month or year) overlaps it, whichever episode told it; an
     undated fact when its episode is in the window.
     """
+    known = people(store, memory_id)
+    wanted = normalise(person).casefold()  # "Zoë" typed composed finds a "Zoë" stored decomposed, and back
+    person = next((p["name"] for p in known if normalise(p["name"]).casefold() == wanted), person)
     low = start.isoformat() if start else None
     high = f"{end.isoformat()}T23:59:59" if end else None
     episodes = store.query("browse/person_episodes", memory_id=memory_id, person=person, **{"from": low, "to": high})
@@ -112,7 +116,7 @@ def timeline(
             }
         )
     items.sort(key=lambda item: (item["date"] or "", item["kind"] != "episode", item["id"]))
-    if not items and person.casefold() not in {p["name"].casefold() for p in people(store, memory_id)}:
+    if not items and person.casefold() not in {p["name"].casefold() for p in known}:
         return None
     return items
 

@@ -42,6 +42,9 @@ def run() -> None:
             sys.stdout.flush()  # a reader gone away shows here, not in the interpreter's exit flush
     except BrokenPipeError:
         _stdout_closed()
+    except KeyboardInterrupt:  # Ctrl-C: say so (an ingest is completed by running it again: sessions are marked last)
+        typer.echo("interrupted", err=True)
+        raise SystemExit(130) from None
     except SystemExit:
         # click (wraps stdout) or rich (points fd 1 at devnull) met the closed pipe first; both exit 1
         if sys.stdout is not stdout or (not was_devnull and _is_devnull(1)):
@@ -224,7 +227,7 @@ def _print_result(result: QueryResult, as_json: bool) -> None:
         return
     console = Console()
     stop = result.stop
-    console.print(f"[bold]{escape(visible(result.query))}[/bold]  ({result.analysis.query_type} query; stopped by "
+    console.print(f"[bold]{escape(visible(result.query, one_line=True))}[/bold]  ({result.analysis.query_type} query; stopped by "
                   f"{stop.rule}: kept {stop.cut_at} of {stop.considered} {stop.counts}; "
                   f"{len(result.turns)} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
     rows = []
@@ -315,8 +318,10 @@ def demo(
     from hypermem.retrieve.config import MAX_QUERY_CHARS
 
     path = path or _sample_path()
+    from hypermem.ingest.locomo import not_a_file
+
     if not os.path.isfile(path):
-        raise typer.BadParameter(f"{path!r}: {'a directory' if os.path.isdir(path) else 'no such file'}",
+        raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}",
                                  param_hint="PATH")  # fmt: skip
     if question is None:
         if os.path.realpath(path) != os.path.realpath(_sample_path()):
@@ -361,18 +366,17 @@ def eval_locomo(
     from hypermem.eval.benchmark import make_progress, run_benchmark
     from hypermem.eval.report import markdown, write_report
     from hypermem.eval.systems import default_systems
-    from hypermem.ingest.locomo import load_locomo
+    from hypermem.ingest.locomo import load_locomo, not_a_file
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
-        raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+        raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}", param_hint="PATH")
     console = Console()
     settings = Settings()
     systems = default_systems()
     if qa and not settings.llm_enabled:
-        console.print(
-            "[red]--qa needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL). Nothing was run.[/red]"
-        )
+        typer.echo("error: --qa needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL). Nothing was run.",
+                   err=True)  # fmt: skip
         raise typer.Exit(2)
     unknown = sorted(set(qa_system) - {s.name for s in systems}) if qa else []
     if unknown:
@@ -463,11 +467,11 @@ def eval_cv(
     from hypermem.config import Settings
     from hypermem.eval.benchmark import ensure_ingested, make_progress
     from hypermem.eval.cv import Runner, cross_validate, folds_of, markdown
-    from hypermem.ingest.locomo import load_locomo
+    from hypermem.ingest.locomo import load_locomo, not_a_file
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
-        raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+        raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}", param_hint="PATH")
     conversations = load_locomo(path)
     target = _output_dir(out)  # after the file's checks: a refused run makes nothing
     try:
@@ -508,12 +512,12 @@ def eval_fit_ranker(
     from hypermem.config import Settings
     from hypermem.eval.benchmark import ensure_ingested, make_progress
     from hypermem.eval.ranker_fit import FEW_TRAINING_QUESTIONS, fit_rows, question_rows
-    from hypermem.ingest.locomo import load_locomo
+    from hypermem.ingest.locomo import load_locomo, not_a_file
     from hypermem.retrieve.pipeline import QueryError
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
-        raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+        raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}", param_hint="PATH")
     target = Path(out)
     if not out or target.is_dir() or not target.parent.is_dir():
         raise typer.BadParameter(f"{out!r}: must be a file path in an existing directory", param_hint="--out")

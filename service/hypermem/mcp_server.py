@@ -18,6 +18,7 @@ found", as in the JSON API). A tool's bad input fails the call with a message na
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from typing import Annotated, Any, cast
 
 import anyio.to_thread
@@ -227,11 +228,14 @@ def build_server(service: MemoryService, *, http_url: str | None = None) -> tupl
         options = {
             "token_verifier": TenantKeyVerifier(service),
             # AuthSettings validates the strings into AnyHttpUrl itself (pydantic); cast only informs the checker.
+            # validate_token_resource False: a tenant key is not an OAuth token bound to a resource; the verifier checks it
             "auth": AuthSettings(
-                issuer_url=cast(AnyHttpUrl, http_url), resource_server_url=cast(AnyHttpUrl, f"{http_url}{MCP_PATH}")
+                issuer_url=cast(AnyHttpUrl, http_url),
+                resource_server_url=cast(AnyHttpUrl, f"{http_url}{MCP_PATH}"),
+                validate_token_resource=False,
             ),
         }
-    server = MCPServer("hypermem", instructions=INSTRUCTIONS, **options)
+    server = MCPServer("hypermem", instructions=INSTRUCTIONS, version=version("hypermem"), **options)
     for tool in (tools.list_memories, tools.ingest_messages, tools.query_memory, tools.explain_query,
                  tools.list_topics, tools.person_timeline):  # fmt: skip
         server.tool()(tool)

@@ -83,6 +83,8 @@ def people(memory_id: str):
 def timeline(args: dict, memory_id: str, person: str):
     """A person's episodes and facts in date order, optionally between ``from`` and ``to`` (days, inclusive);
     404 naming the person when the memory has no one of that name (case-insensitive) and nothing by them."""
+    if "\ufffd" in person:  # werkzeug decoded bytes that are not UTF-8 (%ff) to U+FFFD
+        abort(400, message="person: not valid UTF-8 once percent-decoded", errors={"path": {"person": ["not UTF-8"]}})
     items = browse.timeline(_store(memory_id), memory_id, person, start=args["start"], end=args["end"])
     if items is None:
         abort(404, message=f"no person {person!r} in memory {memory_id!r}")

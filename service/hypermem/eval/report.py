@@ -17,8 +17,8 @@ _COLUMNS = (
     ("precision", "precision", "{:.3f}"),
     ("turns_per_question", "turns/q", "{:.1f}"),
     ("context_tokens", "tokens/q", "{:.0f}"),
-    ("p50_ms", "p50 ms", "{:.1f}"),
-    ("p95_ms", "p95 ms", "{:.1f}"),
+    ("p50_ms", "p50 ms", "{:.2f}"),  # the standalone baselines take well under 0.1 ms
+    ("p95_ms", "p95 ms", "{:.2f}"),
     ("questions", "n", "{}"),
 )
 
@@ -123,7 +123,7 @@ def markdown(results: dict) -> str:
             "",
             "## Dataset",
             "",
-            f"- questions: {dataset['questions']}, evidence ids: {dataset['evidence_ids']}, "
+            f"- in the file (before any --limit): questions: {dataset['questions']}, evidence ids: {dataset['evidence_ids']}, "
             f"without usable evidence (left out of recall): {dataset['questions_without_evidence']}, "
             f"integer answers: {dataset['integer_answers']}",
             f"- unmatched evidence ids ({dataset['unmatched_evidence']['count']}): {unmatched or 'none'}",

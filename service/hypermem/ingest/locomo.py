@@ -100,6 +100,11 @@ def conversation_from_record(record: dict) -> Conversation:
     return out
 
 
+def not_a_file(path: Path) -> str:
+    """Why ``path`` (not a regular file) cannot be read as one: "no such file", "a directory" or "not a regular file"."""
+    return "a directory" if path.is_dir() else "not a regular file" if path.exists() else "no such file"
+
+
 def load_locomo(path: str | Path, conversations: list[str] | None = None) -> list[Conversation]:
     """Load a LoCoMo JSON file (a list of records), optionally only the named ``sample_id``s.
 
@@ -108,7 +113,7 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
     """
     file = Path(path)
     if not file.is_file():
-        raise LocomoFormatError(f"PATH {str(path)!r}: {'a directory' if file.is_dir() else 'no such file'}")
+        raise LocomoFormatError(f"PATH {str(path)!r}: {not_a_file(file)}")
     try:
         data = json.loads(file.read_text(encoding="utf-8-sig"))  # a leading byte-order mark is allowed
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

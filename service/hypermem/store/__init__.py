@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from hypermem.store.base import GraphStore, Hit, SchemaMismatch, StoreError
 
@@ -47,14 +47,20 @@ def check_store_url(url: str) -> str:
 def embedded_data_dir(store_url: str) -> Path:
     """The directory of ``falkordb:///PATH``, created if missing. Raises ``StoreError`` naming HYPERMEM_STORE for
     no path, a relative one (``falkordb://data/x`` would read as host ``data``, path ``/x``), the root, or a path
-    that cannot be a directory (a file, or where it cannot be created)."""
+    that cannot be a directory (a file, or where it cannot be created), and a ``?query`` or ``#fragment`` (there is
+    none to give); percent-escapes are decoded (``%20`` is a space)."""
     url = urlparse(store_url)
+    if url.query or url.fragment or url.params:
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: falkordb:///PATH takes no ?query, ;params or #fragment")
     if url.netloc:
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: falkordb:// takes an absolute path after a third slash "
                          f"(falkordb:///PATH); {url.netloc!r} would be read as a host")  # fmt: skip
     if not url.path:
         raise StoreError("HYPERMEM_STORE=falkordb:///PATH needs a path")
-    path = Path(url.path)
+    try:
+        path = Path(unquote(url.path, errors="strict"))  # a URL: %20 is a space
+    except UnicodeDecodeError:
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: the path is not UTF-8 once percent-decoded") from None
     if path.resolve() == Path(path.anchor):
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: the store needs a directory of its own, not the root")
     try:
