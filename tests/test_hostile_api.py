@@ -152,6 +152,8 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("episode id with trailing space", None, "get", f"/v1/memories/{SEED}/episodes/{SEED}/episode/x%20"),
     ("topic id a tab", None, "get", f"/v1/memories/{SEED}/topics/{SEED}/topic/%09"),
     ("unknown query parameter", "bogus", "get", f"/v1/memories/{SEED}/topics?limit=2&bogus=1"),
+    ("query parameter on a route that takes none", "limit", "get", "/v1/memories?limit=-1"),
+    ("query parameter on the memory route", "foo", "get", f"/v1/memories/{SEED}?foo=1"),
     ("misspelt timeline parameter", "form", "get", f"/v1/memories/{SEED}/people/Nadia/timeline?form=2024-01-01"),
     ("person name ending in an encoded slash", None, "get", f"/v1/memories/{SEED}/people/Nadia%2F/timeline"),
     (
@@ -372,3 +374,10 @@ def test_swagger_ui_is_served_offline(hostile):
     script = client.get("/docs/assets/swagger-ui-bundle.js")
     assert script.status_code == 200 and b"SwaggerUIBundle" in script.get_data()
     assert client.get("/docs/assets/swagger-ui.css").status_code == 200
+
+
+def test_a_search_setting_in_the_query_string_is_refused_not_ignored(hostile):
+    client, headers, _ = hostile
+    response = client.post(f"/v1/memories/{SEED}/query?turn_budget=99999", headers=headers, json={"query": "hiking"})
+    assert response.status_code == 422
+    assert response.get_json()["errors"] == {"query": {"turn_budget": ["Unknown field."]}}

@@ -33,15 +33,29 @@ def json_depth(body: bytes) -> int:
     return int(np.cumsum(steps).max(initial=0))
 
 
-def reads_json(endpoint: str | None) -> bool:
-    """Whether the view of ``endpoint`` parses a JSON body (declared with flask-smorest ``arguments``)."""
+def _reads(endpoint: str | None, location: str) -> bool:
+    """Whether the view of ``endpoint`` parses arguments from ``location`` (declared with flask-smorest ``arguments``)."""
     view = current_app.view_functions.get(endpoint) if endpoint else None
     parameters = getattr(view, "_apidoc", {}).get("arguments", {}).get("parameters", [])
-    return any(parameter["in"] == "json" for parameter in parameters)
+    return any(parameter["in"] == location for parameter in parameters)
+
+
+def reads_json(endpoint: str | None) -> bool:
+    """Whether the view of ``endpoint`` parses a JSON body."""
+    return _reads(endpoint, "json")
 
 
 def install(app: Flask, max_bytes: int, max_depth: int) -> None:
-    """Check every request with a body against ``max_bytes`` and ``max_depth``."""
+    """Check every request with a body against ``max_bytes`` and ``max_depth``, and every /v1 request's query string."""
+
+    @app.before_request
+    def _check_query_string():
+        """A /v1 route that takes no query parameters refuses any (a route that takes some refuses unknown ones itself,
+        ``unknown=RAISE``): ``POST …/query?turn_budget=99`` must not look accepted while the body's settings apply."""
+        if request.args and request.path.startswith("/v1/") and not _reads(request.endpoint, "query"):
+            names = sorted(request.args)
+            abort(422, message=f"this route takes no query parameters (got {', '.join(names)})",
+                  errors={"query": {name: ["Unknown field."] for name in names}})  # fmt: skip
 
     @app.before_request
     def _check_body():
