@@ -400,6 +400,9 @@ def test_short_statements_without_facts_are_found_by_the_turn_legs(hm_service):
         assert sorted(moved) == ["a1", "a2", "a3"], (overrides, moved)  # the whole small memory
         quit_ = [t.dia_id for t in hm_service.query(memory, "Did Ana quit her job?", turn_budget=2, **overrides).turns]
         assert "a2" in quit_ and len(quit_) == 2, (overrides, quit_)
+    rrf = hm_service.query(memory, "Where did Ana move?", turn_ranker="rrf")
+    assert "a1" in [t.dia_id for t in rrf.turns]
+    assert len(rrf.turns) > rrf.stop.cut_at and "from the turn-level legs" in rrf.stop.rule  # says where they came from
 
 
 def test_a_query_of_a_memory_without_dialogue_raises_unknown_memory(hm_service):

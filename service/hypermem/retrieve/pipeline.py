@@ -443,7 +443,10 @@ class Retriever:
         kept = len(self._turns(facts[: stop.cut_at], cfg.turn_budget + 1, cfg.replies))  # one more: did it bind?
         if kept > cfg.turn_budget:
             stop.rule += f" (turn budget {cfg.turn_budget})"
-        return max(min(kept, cfg.turn_budget), min(cfg.min_facts, cfg.turn_budget))
+        floor = min(cfg.min_facts, cfg.turn_budget)
+        if kept < floor:  # the kept facts' turns are fewer than the floor: the turn-level legs bring the rest
+            stop.rule += f" (floor {floor}: the turns the kept facts lack come from the turn-level legs)"
+        return max(min(kept, cfg.turn_budget), floor)
 
     def _ranked_turns(
         self,
