@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
-from hypermem.dates import MONTHS, WEEKDAYS, DateResolver, TimeMention, find_dates, is_future, sentence_around
+from hypermem.dates import (
+    MONTHS,
+    WEEKDAYS,
+    DateResolver,
+    TimeMention,
+    abbreviated_weekdays,
+    date_lean,
+    find_dates,
+    sentence_around,
+)
 from hypermem.ingest.names import clean_name
 from hypermem.ingest.passages import prose_of
 from hypermem.model import Element, ElementKind, Turn, node_id
@@ -132,9 +141,12 @@ class ElementExtractor:
         """Add the elements of one spaCy ``doc`` to ``found`` (the rules of the module docstring)."""
         text = doc.text
         ents = list(doc.ents)
+        abbreviated = abbreviated_weekdays(text)  # "last Tues": not in spaCy's DATE spans
         skip = -1
         for n, ent in enumerate(ents):
             if n == skip:
+                continue
+            if ent.label_ in ("DATE", "TIME") and any(a < ent.end_char and ent.start_char < b for a, b in abbreviated):
                 continue
             if ent.label_ == "PERSON":
                 name = person_name(ent.text)
@@ -158,9 +170,11 @@ class ElementExtractor:
                 ):
                     end, skip = after.end_char, n + 1  # "Saturday at 3pm": one moment
                 surface = text[start:end].strip(" .,!?'\"")
-                mention = self.dates.resolve(surface, base, future=is_future(sentence_around(text, start, end)))
-                if mention:
+                if mention := self.dates.resolve(surface, base, future=date_lean(text, start, end)):
                     found.times.append(mention)
+        for start, end in abbreviated:
+            if mention := self.dates.resolve(text[start:end].strip(" ."), base, future=date_lean(text, start, end)):
+                found.times.append(mention)
         for place in moved_to_places(text):
             if place.lower() in speakers:
                 continue
