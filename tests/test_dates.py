@@ -117,6 +117,8 @@ WEEKDAY_SENTENCES = [
     ("We went hiking and camping on Sunday, and I will tell you all about it.", "2024-02-25"),
     ("I was sick all week, but the exam is on Monday.", "2024-03-04"),
     ("I'm so excited for Sunday!", "2024-03-03"),
+    ("We're getting married on Saturday.", "2024-03-02"),  # "-ed" after "getting": no past tense
+    ("We're headed to the beach on Sunday.", "2024-03-03"),
     # the message's own weekday: a week away in the direction of the tense ("today" names the day itself)
     ("See you on Friday!", "2024-03-08"),
     ("The market is on Friday.", "2024-03-08"),
@@ -182,6 +184,13 @@ def test_date_lean(sentence, phrase, lean):
 def test_pattern_path_resolves_an_abbreviated_weekday():
     base = datetime.fromisoformat(FRIDAY)
     assert [m.value for m in find_dates("What did we do last Tues?", base, DateResolver())] == ["2024-02-27"]
+    assert [m.value for m in find_dates("What did we do last Sat?", base, DateResolver())] == ["2024-02-24"]
+
+
+def test_lowercase_sun_and_wed_are_words(hm_extractor):
+    base = datetime.fromisoformat(FRIDAY)
+    assert hm_extractor.extract(["This sun is too much, I need shade."], [base])[0].times == []
+    assert find_dates("That was the last wed couple to leave.", base, DateResolver()) == []
 
 
 # LoCoMo dev turns with a weekday whose meaning the text (and the gold answer, where one exists) settles.

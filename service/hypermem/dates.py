@@ -41,6 +41,7 @@ _WEEKDAY = "|".join(WEEKDAYS)
 _ABBREVIATIONS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5,
                   "sun": 6}  # fmt: skip
 _ABBREVIATION = "|".join(sorted(_ABBREVIATIONS, key=len, reverse=True))
+_ABBREVIATION_IN_TEXT = r"tues?|thurs?|thur|thu|fri|(?-i:Mon|Wed|Sat|Sun)"  # "this sun", "last wed…" are words
 _WEEKDAY_MOD = r"next|this coming|coming|this past|this|last|past"
 _NUMBER = r"a few|a couple of|an?|\d+|one|two|three|four|five|six|seven|eight|nine|ten"
 _WORD_NUMBERS = {"a few": 3, "a couple of": 2, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4,
@@ -50,7 +51,7 @@ _UNIT_GRANULARITY = {"day": "day", "week": "day", "fortnight": "day", "month": "
 
 # A phrase worth resolving names a point in time, not a duration ("two years", "a while").
 _POINT_IN_TIME = re.compile(
-    rf"\b(ago|last|yesterday|today|tonight|tomorrow|next|this|coming|weekend|noon|midnight|{_MONTH}|{_WEEKDAY}|tues?|thur?s?|fri"
+    rf"\b(ago|last|yesterday|today|tonight|tomorrow|next|this|coming|weekend|noon|midnight|{_MONTH}|{_WEEKDAY}|tues?|thu|thurs?|fri"
     rf"|(19|20)\d\d|\d{{1,2}}(st|nd|rd|th)|\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)|\d{{1,2}}:\d\d"
     rf"|in ({_NUMBER}) (days?|weeks?|fortnights?|months?|years?))\b",
     re.I,
@@ -75,16 +76,18 @@ _TENSE_CUES = re.compile(
 )
 # -ed words that are no past tense: feelings said now ("so excited for Sunday"), plans, and words ending in -eed
 _NOT_PAST = frozenset(("excited", "interested", "thrilled", "pleased", "stressed", "worried", "scared", "tired",
-                       "bored", "amazed", "overwhelmed", "supposed", "booked", "scheduled", "planned", "need",
+                       "bored", "amazed", "overwhelmed", "supposed", "booked", "headed", "scheduled", "planned", "need",
                        "indeed", "speed", "proceed", "exceed", "succeed", "feed", "seed", "breed", "bleed",
                        "hundred"))  # fmt: skip
+# "-ed" after these is a state now ("we're getting married on Saturday", "I'm invited on Sunday")
+_STATE_BEFORE = re.compile(r"\b(am|is|are|'m|'re|be|being|get|getting|so|really|very|too|feel|feeling)\s+$", re.I)
 _CLAUSE_BREAK = re.compile(
     r"[,;:]|\s[-\u2013\u2014]\s|\b(and|but|because|so|while|though|although|when|after|before|then)\b", re.I
 )
 _NAMES_WEEKDAY = re.compile(rf"\b({_WEEKDAY}|{_ABBREVIATION})\b", re.I)
 _FALLBACK_DATES = re.compile(
     rf"\b((a few|\d+|one|two|three|four|five|six|seven|eight|nine|ten) (days?|weeks?|months?|years?) ago"
-    rf"|last (night|weekend|week|month|year|{_WEEKDAY}|{_ABBREVIATION})|yesterday|today|tonight|this (morning|weekend|week|month|year)"
+    rf"|last (night|weekend|week|month|year|{_WEEKDAY}|{_ABBREVIATION_IN_TEXT})|yesterday|today|tonight|this (morning|weekend|week|month|year)"
     rf"|(in )?({'|'.join(MONTHS)})( \d{{4}})?|(19|20)\d\d)\b",
     re.I,
 )
@@ -107,7 +110,7 @@ _DAY_ONLY = re.compile(r"^(the )?(?P<day>\d{1,2})(st|nd|rd|th)$", re.I)
 _WEEKDAY_PHRASE = re.compile(rf"^(?P<mod>{_WEEKDAY_MOD})?\s*(?P<weekday>{_WEEKDAY}|{_ABBREVIATION})\.?$", re.I)
 # "last Tues", "next Fri at 5pm": abbreviations only after a modifier ("Sat", "Sun", "Wed" alone are words).
 _ABBREVIATED_WEEKDAY = re.compile(
-    rf"\b({_WEEKDAY_MOD})\s+({_ABBREVIATION})\b\.?(\s*(at|,|around|by|from)?\s*(\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)"
+    rf"\b({_WEEKDAY_MOD})\s+({_ABBREVIATION_IN_TEXT})\b\.?(\s*(at|,|around|by|from)?\s*(\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)"
     rf"|\d{{1,2}}:\d\d|noon|midday|midnight)\b)?",
     re.I,
 )
@@ -190,7 +193,7 @@ def date_lean(text: str, start: int, end: int) -> bool | None:
         for m in _TENSE_CUES.finditer(sentence, lo, hi):
             if m.end() > at and m.start() < until:
                 continue  # the phrase's own "last" or "next"
-            if m["past"] and m["past"].lower() in _NOT_PAST:
+            if m["past"] and (m["past"].lower() in _NOT_PAST or _STATE_BEFORE.search(sentence, 0, m.start())):
                 continue
             distance = at - m.end() if m.end() <= at else m.start() - until
             cues.append((distance, True if m["future"] else False if m["past"] else None))
