@@ -7,8 +7,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from conftest import LOCOMO
 
-from hypermem.dates import DateResolver, TimeMention, find_dates, is_future
+from hypermem.dates import DateResolver, TimeMention, date_lean, find_dates, is_future
 
 CEST = timezone(timedelta(hours=2))
 
@@ -97,3 +98,140 @@ def test_the_bundled_sample_plans_the_garden_for_the_coming_saturday(hm_extracto
     turn = next(m for m in sample.messages if m.message_id == "D3:8")
     assert turn.timestamp.date().isoformat() == "2024-06-02"  # a Sunday
     assert [t.value for t in hm_extractor.extract([turn.text], [turn.timestamp])[0].times] == ["2024-06-08"]
+
+
+# A bare weekday takes the tense of its own clause. 1 March 2024 is a Friday: the coming Sunday is 3 March,
+# the past one 25 February; the coming Monday 4 March, the past one 26 February.
+FRIDAY = "2024-03-01T10:00"
+WEEKDAY_SENTENCES = [
+    ("We're going hiking on Sunday", "2024-03-03"),
+    ("We went hiking on Sunday", "2024-02-25"),
+    ("My exam is on Monday, wish me luck", "2024-03-04"),
+    ("My exam was on Monday and it went well.", "2024-02-26"),
+    ("The red kite festival is on Sunday", "2024-03-03"),
+    ("The red kite festival was on Sunday", "2024-02-25"),
+    ("I'm gonna paint the shed on Sunday.", "2024-03-03"),
+    ("We hiked on Sunday.", "2024-02-25"),
+    ("Does Saturday sound good?", "2024-03-02"),
+    ("On Saturday, I got great news.", "2024-02-24"),
+    ("We went hiking and camping on Sunday, and I will tell you all about it.", "2024-02-25"),
+    ("I was sick all week, but the exam is on Monday.", "2024-03-04"),
+    ("I'm so excited for Sunday!", "2024-03-03"),
+    ("We're getting married on Saturday.", "2024-03-02"),  # "-ed" after "getting": no past tense
+    ("We're headed to the beach on Sunday.", "2024-03-03"),
+    # the message's own weekday: a week away in the direction of the tense ("today" names the day itself)
+    ("See you on Friday!", "2024-03-08"),
+    ("The market is on Friday.", "2024-03-08"),
+    ("We went to the market on Friday.", "2024-02-23"),
+    # abbreviations after last / next / this, which spaCy leaves out of its DATE spans
+    ("I just joined a new activist group last Tues.", "2024-02-27"),
+    ("I went to a poetry reading last Fri - it was powerful!", "2024-02-23"),
+    ("We met last Thurs.", "2024-02-29"),
+    ("Wanna see my moves next Fri? Can't wait!", "2024-03-08"),
+    ("Is the party this Sat?", "2024-03-02"),
+    ("Let's meet next Tues at 5pm.", "2024-03-05T17:00"),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), WEEKDAY_SENTENCES)
+def test_a_weekday_takes_the_tense_of_its_clause(hm_extractor, sentence, expected):
+    times = hm_extractor.extract([sentence], [datetime.fromisoformat(FRIDAY)])[0].times
+    assert [t.value for t in times] == [expected], times
+
+
+def test_the_annotation_of_a_planned_weekday(hm_extractor):
+    from hypermem.dates import annotate_dates
+
+    text = "We're going hiking on Sunday"
+    times = hm_extractor.extract([text], [datetime.fromisoformat(FRIDAY)])[0].times
+    assert annotate_dates(text, times) == "We're going hiking on Sunday (3 March 2024)"
+
+
+@pytest.mark.parametrize(
+    ("phrase", "future", "expected"),
+    [
+        ("Sunday", None, "2024-03-03"), ("Sunday", True, "2024-03-03"), ("Sunday", False, "2024-02-25"),
+        ("Friday", None, "2024-03-08"), ("Friday", True, "2024-03-08"), ("Friday", False, "2024-02-23"),
+        ("this Friday", None, "2024-03-01"), ("this Friday", False, "2024-03-01"),
+        ("this Sunday", None, "2024-03-03"), ("this Sunday", False, "2024-02-25"),
+        ("last Tues", True, "2024-02-27"), ("last Tue.", None, "2024-02-27"), ("next Thurs", False, "2024-03-07"),
+        ("this coming Wed", False, "2024-03-06"), ("last Sat", None, "2024-02-24"), ("Tues", None, "2024-03-05"),
+        ("on the 14th", None, "2024-02-14"),  # no cue: any phrase other than a weekday leans to the past
+    ],
+)  # fmt: skip
+def test_weekday_phrases(phrase, future, expected):
+    mention = DateResolver().resolve(phrase, datetime.fromisoformat(FRIDAY), future=future)
+    assert mention is not None and mention.value == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "phrase", "lean"),
+    [
+        ("We're going hiking on Sunday", "Sunday", True),
+        ("We went hiking on Sunday", "Sunday", False),
+        ("The festival is on Sunday", "Sunday", None),
+        ("Sunday?", "Sunday", None),
+        ("I went hiking last week and will go again on Sunday.", "Sunday", True),
+        ("I will tell you how we hiked on Sunday, it was great.", "Sunday", False),
+        ("I will call on the 14th, we went there before.", "the 14th", True),  # not a weekday: the sentence's plan
+    ],
+)
+def test_date_lean(sentence, phrase, lean):
+    start = sentence.index(phrase)
+    assert date_lean(sentence, start, start + len(phrase)) is lean
+
+
+def test_pattern_path_resolves_an_abbreviated_weekday():
+    base = datetime.fromisoformat(FRIDAY)
+    assert [m.value for m in find_dates("What did we do last Tues?", base, DateResolver())] == ["2024-02-27"]
+    assert [m.value for m in find_dates("What did we do last Sat?", base, DateResolver())] == ["2024-02-24"]
+
+
+def test_lowercase_sun_and_wed_are_words(hm_extractor):
+    base = datetime.fromisoformat(FRIDAY)
+    assert hm_extractor.extract(["This sun is too much, I need shade."], [base])[0].times == []
+    assert find_dates("That was the last wed couple to leave.", base, DateResolver()) == []
+
+
+# LoCoMo dev turns with a weekday whose meaning the text (and the gold answer, where one exists) settles.
+LOCOMO_WEEKDAYS = [
+    # plans: the coming weekday (the message's own weekday a week away)
+    ("conv-44", "D26:20", "Saturday", "2023-11-04"),  # said Sat 28 Oct; gold "the Saturday after October 28"
+    ("conv-44", "D26:20", "Sunday", "2023-10-29"),  # "on Sunday I am going on a picnic"
+    ("conv-44", "D26:21", "Saturday", "2023-11-04"),  # "Saturday works for me!"
+    ("conv-48", "D26:12", "Wednesday", "2023-09-13"),  # said Fri 8 Sep: "How about Wednesday at 4?"
+    ("conv-48", "D26:18", "Friday", "2023-09-15"),  # "How about Friday at 5?" then "our coffee date next week"
+    ("conv-30", "D1:12", "next Fri", "2023-01-27"),
+    # stories: the past weekday
+    ("conv-26", "D8:2", "Last Fri", "2023-07-14"),  # gold "The Friday before 15 July 2023"
+    ("conv-26", "D10:3", "last Tues", "2023-07-18"),  # gold "The Tuesday before 20 July 2023"
+    ("conv-26", "D17:17", "last Fri", "2023-10-06"),
+    ("conv-41", "D11:1", "last Fri", "2023-04-07"),
+    ("conv-44", "D26:1", "last Wed", "2023-10-25"),
+    ("conv-42", "D17:1", "Friday", "2022-07-08"),  # said Sun 10 Jul 2022: "I won ... on Friday!"
+    ("conv-43", "D28:1", "Friday", "2024-01-05"),  # said Sun 7 Jan 2024: "On Friday, I got great news"
+    ("conv-44", "D13:1", "Monday", "2023-07-24"),  # said Thu 27 Jul: "volunteering ... on Monday"
+    ("conv-44", "D23:3", "Friday night", "2023-10-06"),  # said Fri 13 Oct, 16:22: "Friday night's ... was"
+    ("conv-48", "D9:5", "Friday", "2023-03-10"),  # said Mon 13 Mar: "I hosted a class for them on Friday"
+    ("conv-48", "D11:1", "Friday", "2023-03-24"),  # said Tue 28 Mar: "On Friday I had a breakthrough"
+]
+
+
+@pytest.mark.skipif(not LOCOMO.is_file(), reason=f"LoCoMo dev data not found at {LOCOMO}")
+def test_locomo_weekdays(hm_extractor):
+    from hypermem.ingest.locomo import load_locomo
+
+    wanted = {(conv, dia) for conv, dia, _, _ in LOCOMO_WEEKDAYS}
+    turns = {
+        (conversation.sample_id, m.message_id): m
+        for conversation in load_locomo(LOCOMO, sorted({conv for conv, _ in wanted}))
+        for m in conversation.messages
+        if (conversation.sample_id, m.message_id) in wanted
+    }
+    found = {}
+    for (conv, dia), turn in turns.items():
+        for t in hm_extractor.extract([turn.text], [turn.timestamp])[0].times:
+            found[conv, dia, t.surface] = t.value
+    assert {(c, d, s): found.get((c, d, s)) for c, d, s, _ in LOCOMO_WEEKDAYS} == {
+        (c, d, s): v for c, d, s, v in LOCOMO_WEEKDAYS
+    }

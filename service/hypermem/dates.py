@@ -7,6 +7,15 @@
 - future-leaning when the sentence is about a plan (``is_future(sentence)``: "will", "going to",
   "see you", "can't wait", "tomorrow", ...), and always for "next …", "this coming …", "in two weeks":
   "See you on Saturday" said on Sunday 2 June 2024 is Saturday 8 June 2024;
+- a bare weekday ("on Sunday", "Sunday") follows the tense of its own clause (``date_lean``): the cue
+  nearest to it decides, future ("we're going hiking", "wish me luck", "how about") for the coming
+  weekday, past ("went", "had", "-ed", "ago") for the past one; a present-tense clause ("the festival is
+  on Sunday", "Saturday works for me") or one without any cue means the coming weekday (in LoCoMo every
+  story-told bare weekday has a past cue: ``tests/test_dates.py``). The message's own weekday is a week
+  away in the direction of the tense ("see you on Friday" said on a Friday is next Friday, "we went on
+  Friday" the Friday before), since that day itself is "today"; "this Friday" said on a Friday is today;
+- abbreviated weekdays ("last Tues", "next Fri", "this Sat") are resolved (``abbreviated_weekdays``:
+  spaCy leaves them out of its DATE spans);
 - a day and month without a year ("14 July") take the year that puts the date nearest to ``base``
   (the next one for a plan);
 - a time of day ("at 3pm", "15:30") is kept: ``2024-06-08T15:00``, with the offset of ``base``
@@ -29,6 +38,11 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _MONTH = "|".join(MONTHS) + "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
 _WEEKDAY = "|".join(WEEKDAYS)
+_ABBREVIATIONS = {"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5,
+                  "sun": 6}  # fmt: skip
+_ABBREVIATION = "|".join(sorted(_ABBREVIATIONS, key=len, reverse=True))
+_ABBREVIATION_IN_TEXT = r"tues?|thurs?|thur|thu|fri|(?-i:Mon|Wed|Sat|Sun)"  # "this sun", "last wed…" are words
+_WEEKDAY_MOD = r"next|this coming|coming|this past|this|last|past"
 _NUMBER = r"a few|a couple of|an?|\d+|one|two|three|four|five|six|seven|eight|nine|ten"
 _WORD_NUMBERS = {"a few": 3, "a couple of": 2, "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4,
                  "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
@@ -37,7 +51,7 @@ _UNIT_GRANULARITY = {"day": "day", "week": "day", "fortnight": "day", "month": "
 
 # A phrase worth resolving names a point in time, not a duration ("two years", "a while").
 _POINT_IN_TIME = re.compile(
-    rf"\b(ago|last|yesterday|today|tonight|tomorrow|next|this|coming|weekend|noon|midnight|{_MONTH}|{_WEEKDAY}"
+    rf"\b(ago|last|yesterday|today|tonight|tomorrow|next|this|coming|weekend|noon|midnight|{_MONTH}|{_WEEKDAY}|tues?|thu|thurs?|fri"
     rf"|(19|20)\d\d|\d{{1,2}}(st|nd|rd|th)|\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)|\d{{1,2}}:\d\d"
     rf"|in ({_NUMBER}) (days?|weeks?|fortnights?|months?|years?))\b",
     re.I,
@@ -49,9 +63,31 @@ _FUTURE = re.compile(
     r"|are you free|\w+'ll)\b",
     re.I,
 )
+# The tense of a weekday's clause (``date_lean``): the cue nearest to the weekday decides.
+_TENSE_CUES = re.compile(
+    r"\b(?P<future>will|won't|shall|going|gonna|plan(s|ning)? (to|on)|see you|can't wait|cannot wait|looking forward"
+    r"|tomorrow|next|this coming|upcoming|about to|hoping to|hope to|intend to|let's|let us|are you free"
+    r"|wish me luck|how about|what about|sounds? good|works for|would you like|wanna|want to|\w+'ll)\b"
+    r"|\b(?P<past>was|wasn't|were|weren't|went|did|didn't|had|got|came|saw|made|took|won|met|ran|bought|found|told"
+    r"|felt|gave|left|brought|thought|spent|taught|caught|held|kept|wrote|began|sang|ate|drove|flew|fell|lost|paid"
+    r"|said|sent|built|heard|knew|slept|wore|ago|yesterday|last|used to|\w{3,}ed)\b"
+    r"|\b(?P<present>am|is|isn't|are|aren't|\w+'m|\w+'re|(it|that|there|here|he|she|what|who|which|this)'s(?! been))\b",
+    re.I,
+)
+# -ed words that are no past tense: feelings said now ("so excited for Sunday"), plans, and words ending in -eed
+_NOT_PAST = frozenset(("excited", "interested", "thrilled", "pleased", "stressed", "worried", "scared", "tired",
+                       "bored", "amazed", "overwhelmed", "supposed", "booked", "headed", "scheduled", "planned", "need",
+                       "indeed", "speed", "proceed", "exceed", "succeed", "feed", "seed", "breed", "bleed",
+                       "hundred"))  # fmt: skip
+# "-ed" after these is a state now ("we're getting married on Saturday", "I'm invited on Sunday")
+_STATE_BEFORE = re.compile(r"\b(am|is|are|'m|'re|be|being|get|getting|so|really|very|too|feel|feeling)\s+$", re.I)
+_CLAUSE_BREAK = re.compile(
+    r"[,;:]|\s[-\u2013\u2014]\s|\b(and|but|because|so|while|though|although|when|after|before|then)\b", re.I
+)
+_NAMES_WEEKDAY = re.compile(rf"\b({_WEEKDAY}|{_ABBREVIATION})\b", re.I)
 _FALLBACK_DATES = re.compile(
     rf"\b((a few|\d+|one|two|three|four|five|six|seven|eight|nine|ten) (days?|weeks?|months?|years?) ago"
-    rf"|last (night|weekend|week|month|year|{_WEEKDAY})|yesterday|today|tonight|this (morning|weekend|week|month|year)"
+    rf"|last (night|weekend|week|month|year|{_WEEKDAY}|{_ABBREVIATION_IN_TEXT})|yesterday|today|tonight|this (morning|weekend|week|month|year)"
     rf"|(in )?({'|'.join(MONTHS)})( \d{{4}})?|(19|20)\d\d)\b",
     re.I,
 )
@@ -71,8 +107,12 @@ _DAY_MONTH = re.compile(
     re.I,
 )
 _DAY_ONLY = re.compile(r"^(the )?(?P<day>\d{1,2})(st|nd|rd|th)$", re.I)
-_WEEKDAY_PHRASE = re.compile(
-    rf"^(?P<mod>next|this coming|coming|this|last|past|this past)?\s*(?P<weekday>{_WEEKDAY})$", re.I
+_WEEKDAY_PHRASE = re.compile(rf"^(?P<mod>{_WEEKDAY_MOD})?\s*(?P<weekday>{_WEEKDAY}|{_ABBREVIATION})\.?$", re.I)
+# "last Tues", "next Fri at 5pm": abbreviations only after a modifier ("Sat", "Sun", "Wed" alone are words).
+_ABBREVIATED_WEEKDAY = re.compile(
+    rf"\b({_WEEKDAY_MOD})\s+({_ABBREVIATION_IN_TEXT})\b\.?(\s*(at|,|around|by|from)?\s*(\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)"
+    rf"|\d{{1,2}}:\d\d|noon|midday|midnight)\b)?",
+    re.I,
 )
 _MONTH_ONLY = re.compile(rf"^(?P<mod>next|this coming|this|last)?\s*(?P<month>{'|'.join(MONTHS)})$", re.I)
 _IN_AMOUNT = re.compile(rf"^(in|within) (?P<n>{_NUMBER}) (?P<unit>day|week|fortnight|month|year)s?( time)?$", re.I)
@@ -128,6 +168,40 @@ def sentence_around(text: str, start: int, end: int) -> str:
     return text[left + 1 : min(rights) if rights else len(text)]
 
 
+def date_lean(text: str, start: int, end: int) -> bool | None:
+    """The ``future`` argument of ``DateResolver.resolve`` for the date phrase ``text[start:end]``.
+
+    A phrase naming a weekday takes the tense of its own clause: the cue nearest to it there (or, when
+    the clause has none, in its sentence) decides: True for a plan ("we're going hiking on Sunday", "wish
+    me luck", "how about Friday"), False for a story ("we went hiking on Sunday", "it was great", "-ed"),
+    None for the present tense ("the festival is on Sunday") or no cue. Any other phrase: ``is_future``
+    of its sentence."""
+    sentence = sentence_around(text, start, end)
+    if not _NAMES_WEEKDAY.search(text, start, end):
+        return is_future(sentence)
+    left = max(text.rfind(mark, 0, start) for mark in ".!?\n") + 1  # where the sentence begins in ``text``
+    sentence = sentence.replace("\u2019", "'")
+    at, until = start - left, end - left
+    cuts = [0, *sorted({c for m in _CLAUSE_BREAK.finditer(sentence) for c in (m.start(), m.end())}), len(sentence)]
+    clauses = [(lo, hi) for lo, hi in zip(cuts, cuts[1:]) if _TENSE_CUES.search(sentence, lo, hi) or lo <= at < hi]
+    own = next(k for k, (lo, hi) in enumerate(clauses) if lo <= at < hi or hi == len(sentence))
+    # The phrase's own clause, then its neighbours outwards, the one before first ("we went hiking and
+    # camping on Sunday"; "on Friday, I got great news").
+    for k in sorted(range(len(clauses)), key=lambda k: (abs(k - own), k > own)):
+        lo, hi = clauses[k]
+        cues = []
+        for m in _TENSE_CUES.finditer(sentence, lo, hi):
+            if m.end() > at and m.start() < until:
+                continue  # the phrase's own "last" or "next"
+            if m["past"] and (m["past"].lower() in _NOT_PAST or _STATE_BEFORE.search(sentence, 0, m.start())):
+                continue
+            distance = at - m.end() if m.end() <= at else m.start() - until
+            cues.append((distance, True if m["future"] else False if m["past"] else None))
+        if cues:
+            return min(cues, key=lambda cue: cue[0])[1]
+    return None
+
+
 def _iso(moment: date, granularity: str) -> str:
     if granularity == "year":
         return f"{moment.year:04d}"
@@ -159,9 +233,29 @@ def _nearest_year(month: int, day: int, base: date, future: bool) -> date | None
     return min(options, key=lambda d: abs((d - base).days), default=None)
 
 
-def _rules(phrase: str, base: date, future: bool) -> tuple[date, str] | None:
-    """Phrases resolved by hand: those dateparser leaves unresolved or resolves the wrong way round."""
+def _weekday(match: re.Match, base: date, lean: bool | None) -> date:
+    """The day a weekday phrase names: "last"/"past" the one before ``base``, "next"/"coming" the one after;
+    a bare weekday the one after unless its clause is in the past (``lean`` False). The weekday of ``base``
+    itself is a week away ("today" would name that day); only "this Friday" said on a Friday is ``base``."""
+    name = match["weekday"].lower()
+    target = WEEKDAYS.index(name) if name in WEEKDAYS else _ABBREVIATIONS[name]
+    mod = (match["mod"] or "").lower()
+    after = (target - base.weekday()) % 7
+    before = (base.weekday() - target) % 7
+    if mod in ("last", "past", "this past"):
+        return base - timedelta(days=before or 7)
+    if mod in ("next", "coming", "this coming"):
+        return base + timedelta(days=after or 7)
+    if mod == "this":
+        return base - timedelta(days=before) if lean is False else base + timedelta(days=after)
+    return base - timedelta(days=before or 7) if lean is False else base + timedelta(days=after or 7)
+
+
+def _rules(phrase: str, base: date, lean: bool | None) -> tuple[date, str] | None:
+    """Phrases resolved by hand: those dateparser leaves unresolved or resolves the wrong way round.
+    ``lean`` is True for a plan, False for a story, None when the clause says neither (weekdays only)."""
     text = phrase.lower().strip()
+    future = bool(lean)
     if m := _AGO.search(text):
         unit = m["unit"]
         return base - timedelta(days=_UNIT_DAYS[unit] * _amount(m["n"])), _UNIT_GRANULARITY[unit]
@@ -182,11 +276,8 @@ def _rules(phrase: str, base: date, future: bool) -> tuple[date, str] | None:
         return base + timedelta(days=1), "day"
     if text == "the day after tomorrow":
         return base + timedelta(days=2), "day"
-    mod = (m["mod"] or "").lower() if (m := _WEEKDAY_PHRASE.match(text)) else "last"
-    if m and mod not in ("last", "past", "this past") and (future or mod in ("next", "coming", "this coming")):
-        # Past-leaning weekdays ("last Saturday", "on Saturday" in a story) stay with dateparser.
-        target = WEEKDAYS.index(m["weekday"].lower())
-        return base + timedelta(days=(target - base.weekday()) % 7 or 7), "day"
+    if m := _WEEKDAY_PHRASE.match(text):
+        return _weekday(m, base, lean), "day"
     if m := _DAY_MONTH.match(text):
         day, month = int(m["day"] or m["day2"]), _month_number(m["month"] or m["month2"])
         found = _nearest_year(month, day, base, future)
@@ -218,13 +309,15 @@ class DateResolver:
             for lean in ("past", "future")
         }
 
-    def resolve(self, surface: str, base: datetime, *, future: bool = False) -> TimeMention | None:
-        """``surface`` ("next Saturday at 3pm") said at ``base``; ``future`` when its sentence is about a plan."""
+    def resolve(self, surface: str, base: datetime, *, future: bool | None = False) -> TimeMention | None:
+        """``surface`` ("next Saturday at 3pm") said at ``base``; ``future`` True when its sentence is about a
+        plan, False for a story, None when its clause has no cue either way (``date_lean``): a bare weekday
+        is then the coming one, any other phrase leans to the past as for False."""
         offset = base.strftime("%z") if base.tzinfo is not None else ""
         return self._resolve(surface.strip(), base.date(), future, offset)
 
     @lru_cache(maxsize=20_000)  # noqa: B019 - one resolver lives as long as the process
-    def _resolve(self, surface: str, base: date, future: bool, offset: str) -> TimeMention | None:
+    def _resolve(self, surface: str, base: date, future: bool | None, offset: str) -> TimeMention | None:
         if not surface or not _POINT_IN_TIME.search(surface):
             return None
         clock = _TIME_OF_DAY.search(surface)
@@ -237,7 +330,7 @@ class DateResolver:
                 return None
             day: tuple[date, str] | None = (base, "day")
         else:
-            day = _rules(phrase, base, future) or self._dateparser(phrase, base, future)
+            day = _rules(phrase, base, future) or self._dateparser(phrase, base, bool(future))
         if day is None:
             return None
         moment, granularity = day
@@ -285,10 +378,15 @@ def find_dates(text: str, base: datetime, resolver: DateResolver) -> list[TimeMe
     """Dates found by pattern alone (no NER): the degraded ingest path, and queries."""
     found = []
     for match in _FALLBACK_DATES.finditer(text):
-        future = is_future(sentence_around(text, match.start(), match.end()))
+        future = date_lean(text, match.start(), match.end())
         if mention := resolver.resolve(match.group(0), base, future=future):
             found.append(mention)
     return found
+
+
+def abbreviated_weekdays(text: str) -> list[tuple[int, int]]:
+    """Spans of abbreviated weekday phrases ("last Tues", "next Fri at 5pm"), which spaCy's NER leaves out."""
+    return [(m.start(), m.end()) for m in _ABBREVIATED_WEEKDAY.finditer(text)]
 
 
 def annotate_dates(text: str, times: list[TimeMention]) -> str:

