@@ -21,7 +21,7 @@ workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 worker_class = "gthread"
 threads = int(os.environ.get("HYPERMEM_THREADS", "4"))
 timeout = int(os.environ.get("HYPERMEM_TIMEOUT", "120"))
-graceful_timeout = 60  # lets a running background ingest finish
+graceful_timeout = 60  # lets a running background ingest end its chunk (it and the queued jobs are given back)
 accesslog = "-"
 errorlog = "-"
 control_socket_disable = True  # no ~/.gunicorn/gunicorn.ctl shared between instances
@@ -41,7 +41,8 @@ def on_starting(server):
 
 
 def worker_exit(server, worker):
-    """Let the worker's app finish its running ingest job and close its store connection."""
+    """Let the worker's running ingest job end its chunk, give it and the queued jobs back (another worker,
+    or the next start, runs them) and close the worker's store connection."""
     app = getattr(worker, "wsgi", None)
     if app is not None:
         app.extensions["hypermem"].close()

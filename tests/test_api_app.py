@@ -394,7 +394,13 @@ def records(app):
     store.query("api/save_query", id="q-isolation", memory_id=MEMORY, query="dog?", created_at=result["created_at"],
                 result=json.dumps(result))  # fmt: skip
     store.query(
-        "api/create_job", id="ab" * 16, memory_id=MEMORY, messages=7, now="2024-01-01T00:00:00+00:00", worker=None
+        "api/create_job",
+        id="ab" * 16,
+        memory_id=MEMORY,
+        messages=7,
+        now="2024-01-01T00:00:00+00:00",
+        worker=None,
+        batch=None,
     )
     return "q-isolation", "ab" * 16
 

@@ -38,10 +38,7 @@ def wait_for(url: str, process: subprocess.Popen, attempts: int = 600) -> reques
     pytest.fail(f"{url} did not answer")
 
 
-@pytest.fixture
-def gunicorn(tmp_path):
-    port = free_port()
-    data = tmp_path / "falkordb"
+def start_gunicorn(tmp_path: Path, data: Path, port: int, log_name: str = "gunicorn.log") -> subprocess.Popen:
     env = {
         **os.environ,
         "HYPERMEM_STORE": f"falkordb://{data}",
@@ -52,19 +49,29 @@ def gunicorn(tmp_path):
     }
     command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "docker" / "gunicorn.conf.py"),
                "--bind", f"127.0.0.1:{port}", "hypermem.api.wsgi:app"]  # fmt: skip
-    log = (tmp_path / "gunicorn.log").open("w")
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+    with (tmp_path / log_name).open("w") as log:
+        return subprocess.Popen(command, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def gunicorn(tmp_path):
+    port = free_port()
+    data = tmp_path / "falkordb"
+    process = start_gunicorn(tmp_path, data, port)
     try:
         yield f"http://127.0.0.1:{port}", process, data
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        log.close()
+        stop(process)
 
 
 def test_gunicorn_serves_health_ingest_and_query(gunicorn):
@@ -115,3 +122,36 @@ def test_gunicorn_serves_health_ingest_and_query(gunicorn):
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=90) == 0
     assert not server.socket_path.exists()  # the master stopped the server it started
+
+
+def test_a_job_accepted_before_sigterm_completes_after_gunicorn_restarts(gunicorn, tmp_path):
+    """SIGTERM to gunicorn while a background job runs: the worker ends its chunk and gives the job back
+    (``worker_exit``); the next gunicorn's workers take it over at start and finish it."""
+    base, process, data = gunicorn
+    wait_for(f"{base}/v1/health", process)
+    key = requests.post(
+        f"{base}/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}, timeout=30
+    ).json()["key"]
+    headers = {"Authorization": f"Bearer {key}"}
+    messages = [{"message_id": f"j{i}", "speaker": ("Ana", "Ben")[i % 2], "text": f"Ana talks about hiking day {i}.",
+                 "timestamp": f"2024-03-{1 + i // 10:02d}T10:{i % 60:02d}:00", "session_id": f"s{i // 10}"}
+                for i in range(60)]  # fmt: skip
+    accepted = requests.post(f"{base}/v1/memories/jobs-1/messages", json={"messages": messages}, headers=headers,
+                             timeout=120)  # fmt: skip
+    assert accepted.status_code == 202, accepted.text
+    job_id = accepted.json()["job_id"]
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=90) == 0
+    port = int(base.rsplit(":", 1)[1])
+    again = start_gunicorn(tmp_path, data, port, "gunicorn-again.log")
+    try:
+        wait_for(f"{base}/v1/health", again)
+        deadline = time.monotonic() + 300
+        while True:
+            job = requests.get(f"{base}/v1/jobs/{job_id}", headers=headers, timeout=30).json()
+            if job["status"] in ("done", "failed") or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert job["status"] == "done" and job["progress"] == 60 and job["report"]["turns"] == 60, job
+    finally:
+        stop(again)

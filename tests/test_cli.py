@@ -396,3 +396,35 @@ def test_eval_on_a_bad_file_fails_before_any_output_or_directory(cli_env, tmp_pa
         result = run("eval", command, str(bad), "--out", str(tmp_path / command))
         assert str(result.exception) == "sample_id: empty" and result.output == ""  # run() prints it, one line
         assert not (tmp_path / command).exists()
+
+
+def test_a_memory_the_api_lists_before_its_first_job_ran_is_listed_and_deleted_by_the_cli(cli_env, hm_settings,
+                                                                                         hm_service):  # fmt: skip
+    """The API lists a memory from its first accepted batch (an owner and a queued job, no turn yet): so do
+    ``hypermem memories`` and ``hypermem delete``."""
+    from hypermem.api import create_app
+
+    settings = hm_settings.model_copy(update={"admin_key": "cli-admin", "llm_base_url": None})
+    api = create_app(settings, hm_service, sync_batch_limit=1)
+    client = api.test_client()
+    key = client.post("/v1/tenants/cli/keys", headers={"Authorization": "Bearer cli-admin"}).get_json()["key"]
+    headers = {"Authorization": f"Bearer {key}"}
+    batch = [{"message_id": f"q{i}", "speaker": "Ana", "text": f"Ana went hiking, day {i}.",
+              "timestamp": f"2024-05-0{i}T10:00:00", "session_id": "s1"} for i in (1, 2)]  # fmt: skip
+    with hm_service.lock("cli-queued", "ingest"):  # another writer holds the memory: the job stays queued
+        accepted = client.post("/v1/memories/cli-queued/messages", headers=headers, json={"messages": batch})
+        assert accepted.status_code == 202, accepted.get_json()
+        api.extensions["hypermem"].close()  # shut down before the job could start: it stays queued
+    listed = client.get("/v1/memories", headers=headers).get_json()["memories"]
+    assert [m["memory_id"] for m in listed] == ["cli-queued"]
+    cli_env(hm_settings)
+    shown = run("memories", "--json")
+    assert shown.exit_code == 0, shown.output
+    memory = next(m for m in json.loads(shown.stdout) if m["memory_id"] == "cli-queued")
+    assert memory["turns"] == 0
+    asked = run("query", "--memory", "cli-queued", "hiking?")
+    assert asked.exit_code == 2 and "holds no dialogue yet" in asked.stderr, asked.output
+    deleted = run("delete", "cli-queued", "--yes")
+    assert deleted.exit_code == 0 and "deleted memory 'cli-queued'" in deleted.stdout, deleted.output
+    assert client.get("/v1/memories", headers=headers).get_json()["memories"] == []
+    assert "cli-queued" not in run("memories", "--json").stdout

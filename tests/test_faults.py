@@ -19,7 +19,7 @@ from conftest import hm_make_settings
 from hypermem.api import create_app
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.locks import MemoryBusy, MemoryLock
+from hypermem.locks import MemoryBusy, MemoryLock, process_id
 from hypermem.model import Message
 from hypermem.service import MemoryService
 from hypermem.store import StoreError
@@ -184,7 +184,8 @@ def test_delete_racing_ingest_leaves_no_orphans(fresh_service, tmp_path):
     assert not fresh_service.store.run_cypher("MATCH (l:MemoryLock) RETURN l.id AS id")  # every lock released
 
 
-def test_a_job_whose_worker_died_is_reported_failed(fresh_service):
+def test_a_job_whose_worker_died_without_a_stored_batch_is_reported_failed(fresh_service):
+    """Jobs of a version that did not keep their batch cannot run again: failed, saying why."""
     settings = Settings(store=fresh_service.settings.store, llm_base_url=None, admin_key=ADMIN)
     app = create_app(settings, fresh_service)
     client = app.test_client()
@@ -195,7 +196,7 @@ def test_a_job_whose_worker_died_is_reported_failed(fresh_service):
     store = fresh_service.store
     dead_pid = 2**22 + 12345  # no such process
     store.query("api/create_job", id="c" * 32, memory_id="jobs-dead", messages=10, now="2024-01-01T00:00:00+00:00",
-                worker=f"{os.uname().nodename}:{dead_pid}")  # fmt: skip
+                worker=f"{os.uname().nodename}:{dead_pid}", batch=None)  # fmt: skip
     store.query(
         "api/create_job",
         id="d" * 32,
@@ -203,13 +204,106 @@ def test_a_job_whose_worker_died_is_reported_failed(fresh_service):
         messages=10,
         now="2024-01-01T00:00:00+00:00",
         worker="elsewhere:1",
+        batch=None,
     )
-    store.query("api/start_job", id="d" * 32, now="2024-01-01T00:00:00+00:00", beat=time.time() - 3600)
+    store.query("api/start_job", id="d" * 32, worker="elsewhere:1", now="2024-01-01T00:00:00+00:00",
+                beat=time.time() - 3600)  # fmt: skip
     for job_id in ("c" * 32, "d" * 32):
         job = client.get(f"/v1/jobs/{job_id}", headers=headers).get_json()
         assert job["status"] == "failed" and job["error"].startswith("WorkerLost"), job
         assert job["progress"] == 0 and "worker" not in job
+        assert "messages were not kept" in job["error"], job
     app.extensions["hypermem"].jobs.close()
+
+
+def _as_json(messages: list[Message]) -> list[dict]:
+    return [{"message_id": m.message_id, "speaker": m.speaker, "text": m.text, "timestamp": m.timestamp.isoformat(),
+             "session_id": m.session_id} for m in messages]  # fmt: skip
+
+
+def _tenant(app) -> dict[str, str]:
+    client = app.test_client()
+    key = client.post("/v1/tenants/acme/keys", headers={"Authorization": f"Bearer {ADMIN}"}).get_json()["key"]
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _until_ended(client, headers, job_id: str, timeout_s: float = 300.0) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}", headers=headers).get_json()
+        if job["status"] in ("done", "failed"):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not end: {job}")
+
+
+def test_queued_and_running_jobs_survive_a_restart_of_the_service_and_complete(fresh_service):
+    """The bug: SIGTERM while a job runs and another is queued lost the second (WorkerLost at the next start).
+    Now the shutdown stops the running job after its chunk and gives both back; the next app runs them."""
+    from hypermem.records.jobs import decode_batch
+
+    settings = Settings(store=fresh_service.settings.store, llm_base_url=None, admin_key=ADMIN)
+    app = create_app(settings, fresh_service, sync_batch_limit=2)
+    client, headers = app.test_client(), _tenant(app)
+    running = client.post("/v1/memories/resume-a/messages", headers=headers,
+                          json={"messages": _as_json(conversation(24, 12))})  # fmt: skip
+    queued = client.post("/v1/memories/resume-b/messages", headers=headers,
+                         json={"messages": _as_json(conversation(6, 3))})  # fmt: skip
+    assert (running.status_code, queued.status_code) == (202, 202)
+    first, second = running.get_json()["job_id"], queued.get_json()["job_id"]
+    deadline = time.monotonic() + 300
+    while client.get(f"/v1/jobs/{first}", headers=headers).get_json()["progress"] < 2:
+        assert time.monotonic() < deadline, "the first job never progressed"
+        time.sleep(0.02)
+    app.extensions["hypermem"].close()  # what SIGTERM to `hypermem serve` or a gunicorn worker runs
+    store = fresh_service.store
+    left = {job_id: dict(store.query("api/get_job", id=job_id)[0]) for job_id in (first, second)}
+    assert all(job["status"] == "queued" and job["worker"] is None for job in left.values()), left
+    assert 2 <= left[first]["progress"] < 24 and left[second]["progress"] == 0, left
+    stored = store.run_cypher(f"MATCH (j:IngestJob {{id: '{second}'}}) RETURN j.batch AS batch")[0]["batch"]
+    assert [m.text for m in decode_batch(stored)] == [m.text for m in conversation(6, 3)]  # kept with the job
+
+    again = create_app(settings, fresh_service, sync_batch_limit=2)  # the next start takes both over
+    client = again.test_client()
+    done = _until_ended(client, headers, first)
+    assert done["status"] == "done" and done["progress"] == 24, done
+    assert done["report"]["turns"] == 24 and done["report"]["sessions_ingested"] == 12, done  # both runs counted
+    other = _until_ended(client, headers, second)
+    assert other["status"] == "done" and other["report"]["turns"] == 6, other
+    again.extensions["hypermem"].close()
+    turns = store.run_cypher("MATCH (t:Turn) WHERE t.memory_id = 'resume-a' RETURN count(t) AS n")[0]["n"]
+    assert turns == 24
+    batches = store.run_cypher("MATCH (j:IngestJob) WHERE j.batch IS NOT NULL RETURN count(j) AS n")[0]["n"]
+    assert batches == 0  # an ended job drops its batch
+
+
+def test_a_job_whose_worker_died_runs_again_from_its_stored_batch(fresh_service):
+    """A worker killed mid-job (no shutdown ran): the next process that reads the job takes it over; a job
+    whose workers died too often is failed instead (a batch that kills its worker is not retried forever)."""
+    from hypermem.records.jobs import MAX_LOST, encode_batch
+
+    settings = Settings(store=fresh_service.settings.store, llm_base_url=None, admin_key=ADMIN)
+    app = create_app(settings, fresh_service)
+    client, headers = app.test_client(), _tenant(app)
+    first = conversation(2, 1)
+    assert client.post("/v1/memories/orphan/messages", headers=headers,
+                       json={"messages": _as_json(first)}).status_code == 200  # fmt: skip
+    store = fresh_service.store
+    dead = f"{os.uname().nodename}:{2**22 + 12346}"  # no such process
+    batch = encode_batch(conversation(6, 2)[2:])
+    # "7…": recorded by an earlier process of this very host:pid (a restarted container), not held by this one
+    for job_id, worker in (("e" * 32, dead), ("f" * 32, dead), ("7" * 32, process_id())):
+        store.query("api/create_job", id=job_id, memory_id="orphan", messages=4, now="2024-01-01T00:00:00+00:00",
+                    worker=worker, batch=batch)  # fmt: skip
+        store.query("api/start_job", id=job_id, worker=worker, now="2024-01-01T00:00:00+00:00", beat=time.time())
+    store.run_cypher(f"MATCH (j:IngestJob {{id: '{'f' * 32}'}}) SET j.lost = {MAX_LOST}")
+    job = _until_ended(client, headers, "e" * 32)
+    assert job["status"] == "done" and job["progress"] == 4 and job["report"]["turns"] == 6, job
+    same_pid = _until_ended(client, headers, "7" * 32)
+    assert same_pid["status"] == "done" and same_pid["progress"] == 4, same_pid
+    poisoned = client.get(f"/v1/jobs/{'f' * 32}", headers=headers).get_json()
+    assert poisoned["status"] == "failed" and "not run again" in poisoned["error"], poisoned
+    app.extensions["hypermem"].close()
 
 
 def test_query_records_keep_the_newest_and_stay_bounded(fresh_service):

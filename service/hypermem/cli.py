@@ -293,6 +293,7 @@ def query(
 ) -> None:
     """Retrieve explained evidence for a question from one memory."""
     from hypermem.retrieve.pipeline import QueryError
+    from hypermem.service import UnknownMemory
 
     overrides = {k: v for k, v in {"stopping": stopping, "turn_budget": turn_budget}.items() if v is not None}
     with _open_service(None) as svc:
@@ -303,6 +304,10 @@ def query(
             field, _, problem = str(exc).partition(": ")
             named = f"--{field.replace('_', '-')}: {problem}" if field in overrides else str(exc)  # the option
             typer.echo(visible(f"error: {named}", one_line=True), err=True)
+            raise typer.Exit(2) from exc
+        except UnknownMemory as exc:  # an owner and a queued job, no dialogue yet
+            typer.echo(visible(f"error: --memory: memory {abbreviated(memory)!r} holds no dialogue yet",
+                               one_line=True), err=True)  # fmt: skip
             raise typer.Exit(2) from exc
         _print_result(result, as_json)
 
@@ -409,7 +414,9 @@ def eval_locomo(
 def _known_memory(svc, memory: str, field: str) -> None:
     """Exit 2 naming ``field`` unless the store holds ``memory`` (the message points to ``hypermem memories``
     instead of listing every memory, and shortens a long id)."""
-    if memory not in svc.store.memory_ids():
+    from hypermem.records.owners import all_memories
+
+    if memory not in all_memories(svc.store):
         typer.echo(visible(f"error: {field}: no memory {abbreviated(memory)!r}; see `hypermem memories`",
                            one_line=True), err=True)  # fmt: skip
         raise typer.Exit(2)
@@ -636,13 +643,18 @@ def mcp_command(
 def memories(
     as_json: bool = typer.Option(False, "--json", help='Print [{"memory_id", "turns", "episodes", "facts", "words"}].'),
 ) -> None:
-    """List the memories of the configured store: turns, episodes, facts and vocabulary words of each."""
+    """List the memories of the configured store: turns, episodes, facts and vocabulary words of each.
+
+    Every memory that holds dialogue or has an owner, as the API sees them: one whose first batch is still a
+    queued job (no turn yet) is listed with 0 turns."""
     from rich.console import Console
+
+    from hypermem.records.owners import all_memories
 
     labels = {"turns": "Turn", "episodes": "Episode", "facts": "Fact", "words": "Term"}
     with _open_service(False) as svc:
         listed = []
-        for memory_id in svc.store.memory_ids():
+        for memory_id in all_memories(svc.store):
             counts = svc.store.counts(memory_id)
             listed.append({"memory_id": memory_id, **{name: counts.get(label, 0) for name, label in labels.items()}})
     if as_json:
@@ -710,6 +722,7 @@ def doctor() -> None:
 
     from hypermem.config import Settings
     from hypermem.embed import Embedder, EmbeddingModelError, resolve_model_path
+    from hypermem.records.owners import all_memories
     from hypermem.store import SchemaMismatch, StoreError, open_store, shown_url
 
     console = Console()
@@ -741,7 +754,7 @@ def doctor() -> None:
             raise fail("schema", exc) from exc
         meta = store.meta() or {}
         summary.append(["store built with", f"{meta.get('embedding_model')} ({meta.get('dimension')} dimensions)"])
-        summary.append(["memories", str(len(store.memory_ids()))])
+        summary.append(["memories", str(len(all_memories(store)))])
         indexes = [[i["label"], i["property"], i["type"]]
                    for i in sorted(store.indexes(), key=lambda i: (i["label"], i["type"], i["property"]))]  # fmt: skip
     _show_table(console, "hypermem doctor", ["check", "value"], summary)

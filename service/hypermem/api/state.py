@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from flask import current_app
@@ -10,6 +11,8 @@ from hypermem.config import Settings
 from hypermem.model import Message
 from hypermem.records.jobs import IngestJobs
 from hypermem.vocabulary import vocabulary
+
+log = logging.getLogger(__name__)
 
 SYNC_TEXT_CHARS = 100_000  # a batch with more text than this is queued (about 20 s of embedding on a loaded core)
 # a batch with more distinct content words than this is queued: each word new to the memory is embedded alone
@@ -34,6 +37,10 @@ class ApiState:
         self.sync_word_limit = sync_word_limit
         self.sync_token_limit = sync_token_limit
         self.jobs = IngestJobs(service, chunk_size=sync_batch_limit)
+        try:  # jobs given back at the last shutdown, or whose worker died, run again here
+            self.jobs.resume()
+        except Exception:  # the store may be starting; a job is also taken over when it is read
+            log.exception("could not take over the ingest jobs left by stopped workers")
 
     def runs_synchronously(self, messages: Sequence[Message]) -> bool:
         """True when a batch is ingested before answering: at most ``sync_batch_limit`` messages,
@@ -56,7 +63,8 @@ class ApiState:
         return self.service.store
 
     def close(self) -> None:
-        """Wait for the running ingest job, then close the service if this app opened it."""
+        """Let the running ingest job end its chunk, give it and the queued ones back (the next process to
+        start runs them), then close the service if this app opened it."""
         self.jobs.close()
         if self.owns_service:
             self.service.close()

@@ -3,6 +3,10 @@
 A memory belongs to the tenant whose key first wrote to it: a ``MemoryOwner`` node carrying the
 memory's ``memory_id``, so it goes away with the memory. A memory ingested by the CLI has no
 owner until the admin assigns one.
+
+What a memory is, for the API and the CLI alike (``memory_exists``, ``all_memories``): a memory_id that holds
+dialogue or has an owner. A memory the API has accepted a first batch for (an owner and a queued job, no turn
+yet) is a memory: ``GET /v1/memories`` lists it, and so do ``hypermem memories`` and ``hypermem delete``.
 """
 
 from __future__ import annotations
@@ -55,3 +59,9 @@ def assign_memory(store: GraphStore, memory_id: str, tenant: str) -> None:
 def tenant_memories(store: GraphStore, tenant: str) -> list[dict]:
     """``[{memory_id, created_at}]`` owned by ``tenant``."""
     return store.query("api/tenant_memories", tenant=tenant)
+
+
+def all_memories(store: GraphStore) -> list[str]:
+    """Every memory of the store (``memory_exists``): those that hold dialogue and those that have an owner."""
+    owned = [r["memory_id"] for r in store.query("api/owned_memories")]
+    return sorted(set(store.memory_ids()).union(owned))
