@@ -210,8 +210,8 @@ class Ingestor:
             turn.embedding = stored.get(keys[turn.id])
             if turn.embedding is None:
                 by_key.setdefault(keys[turn.id], []).append(turn)
-        # Shortest first across all chunks, so each batch inside a chunk pads little.
-        pending = sorted(by_key.values(), key=lambda same: len(same[0].text))
+        # Fewest tokens first across all chunks, so each batch inside a chunk pads little.
+        pending = sorted(by_key.values(), key=lambda same: self.embedder.count_tokens(embedded_text(same[0])))
         start = 0
         while start < len(pending):
             parts = self.embed_threads if others_done() else 1
