@@ -55,8 +55,8 @@ log = logging.getLogger(__name__)
 
 # Turns embedded per call on every core, each core's thread taking an interleaved share.
 EMBED_CHUNK = 256
-# Turns embedded per call on one thread while the annotation worker holds the other core: one batch, so
-# the embedding takes every core within one batch's time (~0.5 s) of the worker finishing, not a chunk's.
+# Turns embedded per call on one thread while the annotation worker holds the other core: a few of the model's
+# batches (~0.4 s), so the embedding takes every core soon after the worker finishes, not a large chunk later.
 ONE_THREAD_CHUNK = 64
 MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 Progress = Callable[[int], None]
