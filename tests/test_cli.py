@@ -428,3 +428,14 @@ def test_a_memory_the_api_lists_before_its_first_job_ran_is_listed_and_deleted_b
     assert deleted.exit_code == 0 and "deleted memory 'cli-queued'" in deleted.stdout, deleted.output
     assert client.get("/v1/memories", headers=headers).get_json()["memories"] == []
     assert "cli-queued" not in run("memories", "--json").stdout
+
+
+@pytest.mark.parametrize("how", ["raise KeyboardInterrupt()", "raise SystemExit(130)"], ids=["raised", "typer-exit"])
+def test_ctrl_c_says_interrupted_on_one_line_and_exits_130(how):
+    """typer turns Ctrl-C inside a command into a silent exit 130; outside one it is a KeyboardInterrupt."""
+    import subprocess
+    import sys
+
+    code = f"import hypermem.cli as c\ndef boom():\n    {how}\nc._run_app = boom\nc.run()\n"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "interrupted\n")

@@ -381,3 +381,8 @@ def test_a_search_setting_in_the_query_string_is_refused_not_ignored(hostile):
     response = client.post(f"/v1/memories/{SEED}/query?turn_budget=99999", headers=headers, json={"query": "hiking"})
     assert response.status_code == 422
     assert response.get_json()["errors"] == {"query": {"turn_budget": ["Unknown field."]}}
+
+
+def test_a_caller_without_a_key_gets_401_whatever_the_query_string(hostile):
+    client, _, _ = hostile
+    assert client.get("/v1/memories?x=1").status_code == 401

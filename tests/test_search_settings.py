@@ -96,7 +96,9 @@ def test_the_bounds_themselves_are_accepted_everywhere(name, edge):
 
 
 @pytest.mark.parametrize(("url", "problem"), [("http://[::1", "not a URL"), ("http://localhost:99999/v1", "not a URL"),
-                                             ("notaurl", "http:// or https://"), ("ftp://x", "http:// or https://")])  # fmt: skip
+                                             ("notaurl", "http:// or https://"), ("ftp://x", "http:// or https://"),
+                                             ("http://h:0", "port 0"), (" http://x", "whitespace"),
+                                             ("http://x y", "whitespace")])  # fmt: skip
 def test_a_bad_llm_url_is_refused_at_start_naming_the_setting(url, problem):
     with pytest.raises(pydantic.ValidationError, match=problem) as refused:
         Settings(llm_base_url=url)

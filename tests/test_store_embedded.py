@@ -214,6 +214,10 @@ def test_owner_closing_first_hands_the_server_to_the_last_client(tmp_path):
         ("falkordb:///tmp/hypermem-x?mode=ro", "takes no ?query"),
         ("falkordb:///tmp/hypermem-x#main", "takes no ?query"),
         ("falkordb:///tmp/hypermem-%ff", "not UTF-8 once percent-decoded"),
+        ("falkordb:///tmp/hypermem-%00", "a NUL in the path"),
+        ("falkordb:///tmp/hypermem-%ZZ", "a bad percent-escape"),
+        ("falkordb:///tmp/hypermem-a%2F..%2Fb", "an encoded '/'"),
+        ("falkordb:///tmp/hypermem-a/../b", "may not hold '..'"),
     ],
 )
 def test_a_store_path_that_cannot_hold_the_store_is_refused_naming_the_setting(tmp_path, url, problem):

@@ -42,14 +42,24 @@ def run() -> None:
             sys.stdout.flush()  # a reader gone away shows here, not in the interpreter's exit flush
     except BrokenPipeError:
         _stdout_closed()
-    except KeyboardInterrupt:  # Ctrl-C: say so (an ingest is completed by running it again: sessions are marked last)
-        typer.echo("interrupted", err=True)
-        raise SystemExit(130) from None
-    except SystemExit:
+    except KeyboardInterrupt:  # Ctrl-C outside typer's own handling
+        _interrupted()
+    except SystemExit as exit_:
+        if exit_.code == INTERRUPTED:  # typer turns Ctrl-C into a silent exit 130: say so
+            _interrupted()
         # click (wraps stdout) or rich (points fd 1 at devnull) met the closed pipe first; both exit 1
         if sys.stdout is not stdout or (not was_devnull and _is_devnull(1)):
             _stdout_closed()
         raise
+
+
+INTERRUPTED = 130  # the shell's exit status for SIGINT
+
+
+def _interrupted() -> None:
+    """Ctrl-C: one line, exit 130 (an ingest is completed by running it again: its sessions are marked last)."""
+    print("interrupted", file=sys.__stderr__, flush=True)  # not sys.stderr: a progress display may still wrap it
+    raise SystemExit(INTERRUPTED) from None
 
 
 def _is_devnull(fd: int) -> bool:

@@ -146,6 +146,10 @@ class Settings(BaseSettings):
             parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
         except ValueError as exc:
             raise ValueError(f"not a URL: {value!r} ({exc})") from None
+        if value != value.strip() or any(c.isspace() for c in value):
+            raise ValueError(f"not a URL: {value!r} (it holds whitespace)")
+        if parts.port == 0:
+            raise ValueError(f"not a URL: {value!r} (port 0)")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(
                 f"must be an http:// or https:// URL with a host, e.g. http://localhost:8080/v1 (got {value!r})"

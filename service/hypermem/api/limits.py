@@ -52,6 +52,8 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
     def _check_query_string():
         """A /v1 route that takes no query parameters refuses any (a route that takes some refuses unknown ones itself,
         ``unknown=RAISE``): ``POST …/query?turn_budget=99`` must not look accepted while the body's settings apply."""
+        if not request.headers.get("Authorization"):
+            return  # the view answers 401 first: a caller without a key learns nothing about the route
         if request.args and request.path.startswith("/v1/") and not _reads(request.endpoint, "query"):
             names = sorted(request.args)
             abort(422, message=f"this route takes no query parameters (got {', '.join(names)})",

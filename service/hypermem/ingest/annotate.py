@@ -18,6 +18,7 @@ import atexit
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -120,7 +121,9 @@ def _pool(nice: int) -> ProcessPoolExecutor:
 
 
 def _start_worker(nice: int, parent: int) -> None:
-    """In the worker: lower its priority, and exit when ``parent`` dies (a killed ingest leaves no orphan)."""
+    """In the worker: lower its priority, leave Ctrl-C to the parent (which stops the worker; no traceback from
+    here), and exit when ``parent`` dies (a killed ingest leaves no orphan)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     lower_process_priority(nice)
 
     def watch() -> None:

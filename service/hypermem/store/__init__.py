@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
@@ -57,10 +58,14 @@ def embedded_data_dir(store_url: str) -> Path:
                          f"(falkordb:///PATH); {url.netloc!r} would be read as a host")  # fmt: skip
     if not url.path:
         raise StoreError("HYPERMEM_STORE=falkordb:///PATH needs a path")
+    if re.search(r"%(?![0-9A-Fa-f]{2})|%2[Ff]|%00", url.path) or "\x00" in url.path:
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: a bad percent-escape, an encoded '/' or a NUL in the path")
     try:
         path = Path(unquote(url.path, errors="strict"))  # a URL: %20 is a space
     except UnicodeDecodeError:
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: the path is not UTF-8 once percent-decoded") from None
+    if ".." in path.parts:
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: the path may not hold '..'")
     if path.resolve() == Path(path.anchor):
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: the store needs a directory of its own, not the root")
     try:
