@@ -330,11 +330,10 @@ def demo(
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
 ) -> None:
     """The main job: ingest a conversation file into the embedded store, then answer a question from memory."""
+    from hypermem.ingest.locomo import not_a_file
     from hypermem.retrieve.config import MAX_QUERY_CHARS
 
     path = path or _sample_path()
-    from hypermem.ingest.locomo import not_a_file
-
     if not os.path.isfile(path):
         raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}",
                                  param_hint="PATH")  # fmt: skip

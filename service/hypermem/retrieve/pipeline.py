@@ -69,14 +69,6 @@ def _step(level: str, item_id: str, score: float | None = None, **extra) -> dict
     return step
 
 
-def _settle(target: Future[Any], done: Future[Any]) -> None:
-    """Give ``target`` the outcome of ``done`` (an ended future)."""
-    if (error := done.exception()) is not None:
-        target.set_exception(error)
-    else:
-        target.set_result(done.result())
-
-
 @dataclass(frozen=True)
 class _FactLegs:
     """BM25 and dense hits over a memory's facts, and each hit fact's turn ids (``Retriever._fact_legs``)."""
@@ -521,11 +513,9 @@ class Retriever:
             turn_dense=submit(self.store.vector_search, "Turn", memory_id, vector, pool),
             facts=submit(self._fact_legs, memory_id, text, vector, pool),
             expanded=submit(self._expanded_leg, memory_id, text, persons, pool),
-            details=Future(),
+            details=Future(),  # replaced below: the join task reads only the four legs
         )
-        joined = self._joins.submit(self._legs_turn_details, memory_id, legs)
-        joined.add_done_callback(lambda done: _settle(legs.details, done))
-        return legs
+        return replace(legs, details=self._joins.submit(self._legs_turn_details, memory_id, legs))
 
     def _legs_turn_details(self, memory_id: str, legs: _PendingLegs) -> dict[str, dict]:
         """``turn_details`` of every turn the memory-wide legs returned, once they have all ended; ``{}`` when one of
