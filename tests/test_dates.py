@@ -130,6 +130,12 @@ WEEKDAY_SENTENCES = [
     ("Wanna see my moves next Fri? Can't wait!", "2024-03-08"),
     ("Is the party this Sat?", "2024-03-02"),
     ("Let's meet next Tues at 5pm.", "2024-03-05T17:00"),
+    # an abbreviation after "on", its period kept; a weekday with a part of the day is that day
+    ("We went to the zoo on Wed.", "2024-02-28"),
+    ("See you on Tue.", "2024-03-05"),
+    ("On Tues we hiked the ridge.", "2024-02-27"),
+    ("I have an appointment on Wednesday afternoon.", "2024-03-06"),
+    ("We met on Wednesday afternoon.", "2024-02-28"),
 ]
 
 
@@ -137,6 +143,16 @@ WEEKDAY_SENTENCES = [
 def test_a_weekday_takes_the_tense_of_its_clause(hm_extractor, sentence, expected):
     times = hm_extractor.extract([sentence], [datetime.fromisoformat(FRIDAY)])[0].times
     assert [t.value for t in times] == [expected], times
+
+
+def test_a_weekday_and_a_part_of_the_day_name_that_day(hm_extractor):
+    base = datetime.fromisoformat(FRIDAY)
+    (afternoon,) = hm_extractor.extract(["See you on Wednesday afternoon!"], [base])[0].times
+    assert (afternoon.value, afternoon.granularity, afternoon.display) == ("2024-03-06", "day", "6 March 2024")
+    (wednesday,) = hm_extractor.extract(["We went to the zoo on Wed."], [base])[0].times
+    assert (wednesday.value, wednesday.display) == ("2024-02-28", "28 February 2024")
+    july = DateResolver().resolve("14 July afternoon", base, future=True)  # dateparser's "part_of_day" period
+    assert july is not None and (july.value, july.display) == ("2024-07-14", "14 July 2024")
 
 
 def test_the_annotation_of_a_planned_weekday(hm_extractor):
@@ -190,6 +206,7 @@ def test_pattern_path_resolves_an_abbreviated_weekday():
 def test_lowercase_sun_and_wed_are_words(hm_extractor):
     base = datetime.fromisoformat(FRIDAY)
     assert hm_extractor.extract(["This sun is too much, I need shade."], [base])[0].times == []
+    assert hm_extractor.extract(["I live on Sun Street now."], [base])[0].times == []
     assert find_dates("That was the last wed couple to leave.", base, DateResolver()) == []
 
 

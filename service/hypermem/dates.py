@@ -14,8 +14,9 @@
   story-told bare weekday has a past cue: ``tests/test_dates.py``). The message's own weekday is a week
   away in the direction of the tense ("see you on Friday" said on a Friday is next Friday, "we went on
   Friday" the Friday before), since that day itself is "today"; "this Friday" said on a Friday is today;
-- abbreviated weekdays ("last Tues", "next Fri", "this Sat") are resolved (``abbreviated_weekdays``:
-  spaCy leaves them out of its DATE spans);
+- abbreviated weekdays ("last Tues", "next Fri", "this Sat", "on Wed.") are resolved (``abbreviated_weekdays``:
+  spaCy leaves them out of its DATE spans); a part of the day after a weekday ("Wednesday afternoon") names
+  that day;
 - a day and month without a year ("14 July") take the year that puts the date nearest to ``base``
   (the next one for a plan);
 - a time of day ("at 3pm", "15:30") is kept: ``2024-06-08T15:00``, with the offset of ``base``
@@ -51,7 +52,7 @@ _UNIT_GRANULARITY = {"day": "day", "week": "day", "fortnight": "day", "month": "
 
 # A phrase worth resolving names a point in time, not a duration ("two years", "a while").
 _POINT_IN_TIME = re.compile(
-    rf"\b(ago|last|yesterday|today|tonight|tomorrow|next|this|coming|weekend|noon|midnight|{_MONTH}|{_WEEKDAY}|tues?|thu|thurs?|fri"
+    rf"\b(ago|last|yesterday|today|tonight|tomorrow|next|this|coming|weekend|noon|midnight|{_MONTH}|{_WEEKDAY}|{_ABBREVIATION_IN_TEXT}"
     rf"|(19|20)\d\d|\d{{1,2}}(st|nd|rd|th)|\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)|\d{{1,2}}:\d\d"
     rf"|in ({_NUMBER}) (days?|weeks?|fortnights?|months?|years?))\b",
     re.I,
@@ -107,10 +108,14 @@ _DAY_MONTH = re.compile(
     re.I,
 )
 _DAY_ONLY = re.compile(r"^(the )?(?P<day>\d{1,2})(st|nd|rd|th)$", re.I)
-_WEEKDAY_PHRASE = re.compile(rf"^(?P<mod>{_WEEKDAY_MOD})?\s*(?P<weekday>{_WEEKDAY}|{_ABBREVIATION})\.?$", re.I)
-# "last Tues", "next Fri at 5pm": abbreviations only after a modifier ("Sat", "Sun", "Wed" alone are words).
+_WEEKDAY_PHRASE = re.compile(  # "Wednesday afternoon" is that Wednesday
+    rf"^(?P<mod>{_WEEKDAY_MOD})?\s*(?P<weekday>{_WEEKDAY}|{_ABBREVIATION})\.?(\s+(morning|afternoon|evening|night))?$",
+    re.I,
+)
+# "last Tues", "next Fri at 5pm", "on Wed.": abbreviations only after a modifier or "on" ("Sat", "Sun", "Wed" alone
+# are words); after "on" not before a capitalised word ("on Sun Street" is a place) and without the "on".
 _ABBREVIATED_WEEKDAY = re.compile(
-    rf"\b({_WEEKDAY_MOD})\s+({_ABBREVIATION_IN_TEXT})\b\.?(\s*(at|,|around|by|from)?\s*(\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)"
+    rf"(\b({_WEEKDAY_MOD})\s+({_ABBREVIATION_IN_TEXT})\b|(?<=\bon\s)({_ABBREVIATION_IN_TEXT})\b(?!\s+(?-i:[A-Z])))\.?(\s*(at|,|around|by|from)?\s*(\d{{1,2}}(:\d\d)?\s*(am|pm|a\.m\.|p\.m\.)"
     rf"|\d{{1,2}}:\d\d|noon|midday|midnight)\b)?",
     re.I,
 )
@@ -347,8 +352,9 @@ class DateResolver:
         data = parser.get_date_data(phrase)
         if data is None or data.date_obj is None:
             return None
-        period = data.period or "day"
-        return data.date_obj.replace(tzinfo=None).date(), {"time": "day", "week": "day"}.get(period, period)
+        # a year ("Q3 2024" too), a month, else a day ("time", "week", "part_of_day": "14 July afternoon")
+        granularity = {"year": "year", "quarter": "year", "month": "month"}.get(data.period, "day")
+        return data.date_obj.replace(tzinfo=None).date(), granularity
 
 
 def _clock(match: re.Match) -> str:
@@ -385,7 +391,8 @@ def find_dates(text: str, base: datetime, resolver: DateResolver) -> list[TimeMe
 
 
 def abbreviated_weekdays(text: str) -> list[tuple[int, int]]:
-    """Spans of abbreviated weekday phrases ("last Tues", "next Fri at 5pm"), which spaCy's NER leaves out."""
+    """Spans of abbreviated weekday phrases ("last Tues", "next Fri at 5pm", "Wed." after "on"), which spaCy's NER
+    leaves out."""
     return [(m.start(), m.end()) for m in _ABBREVIATED_WEEKDAY.finditer(text)]
 
 
