@@ -40,6 +40,26 @@ def test_ner_rules(hm_extractor, sentence, persons, not_persons, locations):
     assert not SPEAKERS & set(found.locations)
 
 
+# NER tags weekday words as persons ("Last Tues", "Fri") and places ("Fri", "Sat", "Thurs"): they are times.
+# 1 March 2024 is a Friday.
+WEEKDAY_ENTITIES = [
+    ("Last Tues was my birthday.", "2024-02-27"),  # PERSON "Last Tues"
+    ("It was Last Tues, I think.", "2024-02-27"),  # PERSON "Last Tues"
+    ("I met Jon last Tues.", "2024-02-27"),  # PERSON "Tues"
+    ("See you Fri!", "2024-03-08"),  # PERSON "Fri"
+    ("She flew in Fri.", "2024-02-23"),  # GPE "Fri"
+    ("We left Sat.", "2024-02-24"),  # LOC "Sat"
+    ("We left on Thurs.", "2024-02-29"),  # GPE "Thurs"
+]
+
+
+@pytest.mark.parametrize(("sentence", "day"), WEEKDAY_ENTITIES)
+def test_weekdays_are_times_never_persons_or_places(hm_extractor, sentence, day):
+    found = hm_extractor.extract([sentence], [datetime(2024, 3, 1, 10)], SPEAKERS)[0]
+    assert [*found.persons, *found.locations] == (["Jon"] if "Jon" in sentence else [])
+    assert [t.value for t in found.times] == [day]
+
+
 @pytest.mark.parametrize(
     ("span", "name"),
     [("Hey Mel", "Mel"), ("Thanks Gina", "Gina"), ("Good morning Ana", "Ana"), ("Ana's", "Ana"), ("Hey", "")],
@@ -88,6 +108,7 @@ def test_moved_to_places():
     assert moved_to_places("We moved to the Netherlands, then relocated to San Diego.") == ["Netherlands", "San Diego"]
     assert moved_to_places("I moved to tears by the film.") == []
     assert moved_to_places("Moved to Berlin! The call moved to Monday.") == ["Berlin"]
+    assert moved_to_places("The call moved to Thurs, the party to Next Fri.") == []
 
 
 def test_potential_questions_stay_out_of_the_fact_words():

@@ -390,6 +390,11 @@ def find_dates(text: str, base: datetime, resolver: DateResolver) -> list[TimeMe
     return found
 
 
+def is_weekday_phrase(text: str) -> bool:
+    """True when ``text`` is a weekday phrase alone: "Friday", "Fri.", "Last Tues", "this coming Wed"."""
+    return _WEEKDAY_PHRASE.match(text.strip()) is not None
+
+
 def abbreviated_weekdays(text: str) -> list[tuple[int, int]]:
     """Spans of abbreviated weekday phrases ("last Tues", "next Fri at 5pm", "Wed." after "on"), which spaCy's NER
     leaves out."""

@@ -9,6 +9,7 @@ misses ("last Tues", "next Fri") are found by pattern. Rules clean the NER outpu
 
 - a greeting fused to a name is dropped ("Hey Mel" -> Mel);
 - a span naming one of the conversation's speakers is a person, never a place;
+- a PERSON or place span that is a weekday phrase ("Last Tues", "Fri", "Thurs") is a time, never a person or place;
 - a pet's name ("my dog Max", "our puppy named Bo") is not a person;
 - a capitalised place after "moved to" / "relocated to" is a location even when NER misses it.
 
@@ -26,12 +27,12 @@ from functools import lru_cache
 from hypermem.dates import (
     _POINT_IN_TIME,
     MONTHS,
-    WEEKDAYS,
     DateResolver,
     TimeMention,
     abbreviated_weekdays,
     date_lean,
     find_dates,
+    is_weekday_phrase,
     sentence_around,
 )
 from hypermem.ingest.names import clean_name
@@ -51,7 +52,7 @@ _PET = r"(dog|dogs|doggo|cat|cats|puppy|puppies|pup|kitten|kitty|pet|pets|hamste
 _PET_BEFORE = re.compile(rf"\b{_PET}\b[\s,]*((is |was )?(named|called)\s*)?$", re.I)
 _NAMED_BEFORE = re.compile(r"\b(name('s| is| was)|named|called)\s*$", re.I)
 _PET_WORD = re.compile(rf"\b{_PET}\b", re.I)
-_CALENDAR_WORDS = frozenset(MONTHS + WEEKDAYS)  # "the meeting moved to Monday" names no place
+_NAME_LABELS = ("PERSON", "GPE", "LOC", "FAC")
 _IN_BEFORE = re.compile(r"\b(in|within)\s+$", re.I)
 _JOINS = re.compile(r"\s*(at|on|,|around|by|from)?\s*", re.I)  # between a DATE and a TIME span of one moment
 # The NER gate (``may_name_entity``): a text is read by spaCy only when an entity could be kept from it, that is
@@ -108,8 +109,9 @@ def is_pet_name(text: str, start: int, end: int) -> bool:
 
 
 def moved_to_places(text: str) -> list[str]:
-    """Capitalised places after "moved to …" ("I moved to New York last year" -> ["New York"])."""
-    return [m.group(1) for m in _MOVED_TO.finditer(text) if m.group(1).lower() not in _CALENDAR_WORDS]
+    """Capitalised places after "moved to …" ("I moved to New York last year" -> ["New York"]); a month or a
+    weekday there ("the meeting moved to Monday", "moved to Thurs") names no place."""
+    return [m[1] for m in _MOVED_TO.finditer(text) if m[1].lower() not in MONTHS and not is_weekday_phrase(m[1])]
 
 
 def _starts_sentence(text: str, start: int) -> bool:
@@ -192,26 +194,29 @@ class ElementExtractor:
         for n, ent in enumerate(ents):
             if n == skip:
                 continue
-            if ent.label_ in ("DATE", "TIME") and any(a < ent.end_char and ent.start_char < b for a, b in abbreviated):
+            label = ent.label_
+            if label in _NAME_LABELS and is_weekday_phrase(ent.text.strip(" .,!?'\"")):
+                label = "DATE"  # NER's person "Last Tues" and place "Fri" are times
+            if label in ("DATE", "TIME") and any(a < ent.end_char and ent.start_char < b for a, b in abbreviated):
                 continue
-            if ent.label_ == "PERSON":
+            if label == "PERSON":
                 name = person_name(ent.text)
                 if name and name[0].isupper() and not is_pet_name(text, ent.start_char, ent.end_char):
                     found.persons.append(name)
-            elif ent.label_ in ("GPE", "LOC", "FAC"):
+            elif label in ("GPE", "LOC", "FAC"):
                 name = ent.text.strip(" .,!?'\"")
                 if name and name[0].isupper():
                     (found.persons if name.lower() in speakers else found.locations).append(
                         speakers.get(name.lower(), name)
                     )
-            elif ent.label_ in ("DATE", "TIME"):
+            elif label in ("DATE", "TIME"):
                 start, end = ent.start_char, ent.end_char
                 if lead := _IN_BEFORE.search(text, max(0, start - 8), start):
                     start = lead.start()  # NER leaves "in" out of "in two weeks": a point, not a duration
                 after = ents[n + 1] if n + 1 < len(ents) else None
                 if (
                     after is not None
-                    and {ent.label_, after.label_} == {"DATE", "TIME"}
+                    and {label, after.label_} == {"DATE", "TIME"}
                     and _JOINS.fullmatch(text[end : after.start_char])
                 ):
                     end, skip = after.end_char, n + 1  # "Saturday at 3pm": one moment
