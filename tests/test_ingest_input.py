@@ -182,6 +182,19 @@ def test_locomo_entries_that_are_not_objects_are_named(tmp_path):
         load_locomo(_write(tmp_path, [make_testconv_record("fine"), 5]))
 
 
+def test_locomo_entries_that_are_no_conversation_are_named(tmp_path):
+    with pytest.raises(
+        LocomoFormatError, match=r"^.*bad\.json\[1\]: not a LoCoMo conversation \(no 'conversation' field\)$"
+    ):
+        load_locomo(_write(tmp_path, [make_testconv_record("fine"), {"x": 1}]))
+    with pytest.raises(LocomoFormatError, match=r"bad\.json\[0\]: not a LoCoMo conversation"):
+        load_locomo(_write(tmp_path, {"x": 1}))  # one object at the top level is the file's one conversation
+    nameless = make_testconv_record("nameless")
+    del nameless["sample_id"]
+    with pytest.raises(LocomoFormatError, match=r"bad\.json\[1\]\.sample_id: missing or not a string$"):
+        load_locomo(_write(tmp_path, [make_testconv_record("fine"), nameless, nameless]))
+
+
 def test_locomo_file_with_a_byte_order_mark_loads(tmp_path):
     path = tmp_path / "bom.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps([make_testconv_record("bom")]).encode())

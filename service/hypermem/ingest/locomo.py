@@ -108,8 +108,9 @@ def not_a_file(path: Path) -> str:
 def load_locomo(path: str | Path, conversations: list[str] | None = None) -> list[Conversation]:
     """Load a LoCoMo JSON file (a list of records), optionally only the named ``sample_id``s.
 
-    Raises ``LocomoFormatError`` (no such file, bad JSON or shape; unknown or duplicate
-    sample_id; a conversation without a turn), before anything is ingested.
+    Raises ``LocomoFormatError`` (no such file, bad JSON or shape: an entry that is no object or has no
+    ``conversation`` or no string ``sample_id`` is named by its index; unknown or duplicate sample_id; a
+    conversation without a turn), before anything is ingested.
     """
     file = Path(path)
     if not file.is_file():
@@ -128,7 +129,11 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
             raise LocomoFormatError(
                 f"{path}[{index}]: expected an object (a conversation), got {type(record).__name__}"
             )
-        sample_id = str(record.get("sample_id"))
+        if "conversation" not in record:
+            raise LocomoFormatError(f"{path}[{index}]: not a LoCoMo conversation (no 'conversation' field)")
+        sample_id = record.get("sample_id")
+        if not isinstance(sample_id, str):
+            raise LocomoFormatError(f"{path}[{index}].sample_id: missing or not a string")
         if sample_id in records:
             raise LocomoFormatError(f"{path}: sample_id {sample_id!r} appears more than once")
         records[sample_id] = record
