@@ -335,6 +335,24 @@ def test_a_person_is_found_whichever_unicode_form_names_them(client, acme):
     assert not_utf8.status_code == 400 and "person" in not_utf8.get_json()["errors"]["path"]
 
 
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [("people/%ZZ/timeline", "person"), ("people/Caro%2/timeline", "person"), ("people/100%/timeline", "person"),
+     (f"episodes/{MEMORY}/episode/s1-%zz", "episode_id")],
+)  # fmt: skip
+def test_a_bad_percent_escape_in_a_path_part_is_400_naming_it(client, acme, path, name):
+    response = client.get(f"/v1/memories/{MEMORY}/{path}", headers=acme)
+    body = response.get_json()
+    assert response.status_code == 400 and list(body["errors"]["path"]) == [name], body
+    assert body["message"].startswith(f"{name}: a bad %-escape")
+    assert client.get(f"/v1/memories/{MEMORY}/{path}").status_code == 401  # no key: 401 first
+
+
+def test_an_escaped_percent_in_a_name_is_a_percent(client, acme):
+    literal = client.get(f"/v1/memories/{MEMORY}/people/%25ZZ/timeline", headers=acme)
+    assert literal.status_code == 404 and "no person '%ZZ'" in literal.get_json()["message"]
+
+
 def test_hyperedges_around_nodes(client, acme):
     around = client.get(
         f"/v1/memories/{MEMORY}/hyperedges", query_string={"node_id": f"{MEMORY}/episode/s1-0"}, headers=acme
