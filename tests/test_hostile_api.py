@@ -383,6 +383,18 @@ def test_a_search_setting_in_the_query_string_is_refused_not_ignored(hostile):
     assert response.get_json()["errors"] == {"query": {"turn_budget": ["Unknown field."]}}
 
 
+@pytest.mark.parametrize(
+    ("query", "repeated"),
+    [("limit=5&limit=7", ["limit"]), ("order=oldest&limit=5&order=recent&offset=1&offset=1", ["offset", "order"])],
+)
+def test_a_repeated_query_parameter_is_refused_not_taken_first(hostile, query, repeated):
+    client, headers, _ = hostile
+    response = client.get(f"/v1/memories/{SEED}/episodes?{query}", headers=headers)
+    assert response.status_code == 422, response.get_json()
+    assert response.get_json()["errors"] == {"query": {name: ["given more than once"] for name in repeated}}
+    assert client.get(f"/v1/memories/{SEED}/episodes?limit=5&order=oldest", headers=headers).status_code == 200
+
+
 def test_a_caller_without_a_key_gets_401_whatever_the_query_string(hostile):
     client, _, _ = hostile
     assert client.get("/v1/memories?x=1").status_code == 401

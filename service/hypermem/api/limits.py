@@ -51,13 +51,18 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
     @app.before_request
     def _check_query_string():
         """A /v1 route that takes no query parameters refuses any (a route that takes some refuses unknown ones itself,
-        ``unknown=RAISE``): ``POST …/query?turn_budget=99`` must not look accepted while the body's settings apply."""
-        if not request.headers.get("Authorization"):
+        ``unknown=RAISE``): ``POST …/query?turn_budget=99`` must not look accepted while the body's settings apply.
+        A parameter given more than once (``?limit=5&limit=7``) is refused too: each takes one value, and webargs
+        would take the first in silence."""
+        if not request.headers.get("Authorization") or not request.path.startswith("/v1/"):
             return  # the view answers 401 first: a caller without a key learns nothing about the route
-        if request.args and request.path.startswith("/v1/") and not _reads(request.endpoint, "query"):
+        if request.args and not _reads(request.endpoint, "query"):
             names = sorted(request.args)
             abort(422, message=f"this route takes no query parameters (got {', '.join(names)})",
                   errors={"query": {name: ["Unknown field."] for name in names}})  # fmt: skip
+        if repeated := sorted(name for name, values in request.args.lists() if len(values) > 1):
+            abort(422, message=f"a query parameter is given more than once ({', '.join(repeated)})",
+                  errors={"query": {name: ["given more than once"] for name in repeated}})  # fmt: skip
 
     @app.before_request
     def _check_body():
