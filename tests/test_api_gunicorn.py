@@ -3,6 +3,7 @@ FalkorDB that the master started; health, key, ingest and query over HTTP; the s
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -36,6 +37,13 @@ def wait_for(url: str, process: subprocess.Popen, attempts: int = 600) -> reques
         except (requests.ConnectionError, requests.Timeout):
             time.sleep(0.2)
     pytest.fail(f"{url} did not answer")
+
+
+def raw_request(host: str, port: int, request: bytes) -> bytes:
+    """The whole reply to ``request`` sent as is (the server closes the connection after it)."""
+    with socket.create_connection((host, port), timeout=30) as sock:
+        sock.sendall(request)
+        return b"".join(iter(lambda: sock.recv(65536), b""))
 
 
 def start_gunicorn(tmp_path: Path, data: Path, port: int, log_name: str = "gunicorn.log") -> subprocess.Popen:
@@ -110,12 +118,19 @@ def test_gunicorn_serves_health_ingest_and_query(gunicorn):
 
     # a malformed chunked body (a chunk size that is not hex) is the client's error, before authentication too
     host, port = base.removeprefix("http://").split(":")
+    post = b"POST /v1/tenants/x/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nConnection: close\r\n"
     for chunks in (b"zz\r\nabc\r\n0\r\n\r\n", b"3\r\nabcdef\r\n0\r\n\r\n"):
-        with socket.create_connection((host, int(port)), timeout=30) as sock:
-            sock.sendall(b"POST /v1/tenants/x/keys HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                         b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" + chunks)  # fmt: skip
-            reply = b"".join(iter(lambda: sock.recv(65536), b""))
+        reply = raw_request(host, int(port), post + b"Transfer-Encoding: chunked\r\n\r\n" + chunks)
         assert reply.startswith(b"HTTP/1.1 400"), reply[:300]
+    # both Transfer-Encoding and Content-Length: gunicorn refuses it before the app sees it, in JSON too
+    reply = raw_request(host, int(port), post + b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n")
+    head, _, payload = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400") and b"\r\nContent-Type: application/json\r\n" in head, reply[:300]
+    assert json.loads(payload) == {
+        "code": 400,
+        "status": "Bad Request",
+        "message": "Invalid HTTP Header: 'CONTENT-LENGTH'",
+    }
 
     server = EmbeddedFalkorDB(data)
     assert server.socket_path.exists()

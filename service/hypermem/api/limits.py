@@ -9,12 +9,17 @@
 - A JSON body nested deeper than ``Settings.max_json_depth`` gets 400 naming ``json`` before the
   parser recurses into a ``RecursionError``; so does one holding a number of more than ``MAX_DIGITS``
   digits (Python refuses to convert it: a 500 otherwise), or starting with a UTF-8 byte-order mark.
+- A request gunicorn refuses before the app sees it (both ``Transfer-Encoding: chunked`` and
+  ``Content-Length``, a bad request line, too many headers) gets JSON ``{code, status, message}`` too,
+  not gunicorn's HTML page (``answer_gunicorn_errors_in_json``, installed by ``hypermem.api.wsgi``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
+import gunicorn.util
 import numpy as np
 from flask import Flask, current_app, request
 from flask_smorest import abort
@@ -92,3 +97,19 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
             if depth > max_depth:
                 abort(400, message="the JSON body is nested too deeply",
                       errors={"json": {"_body": [f"nested {depth} levels deep; the limit is {max_depth}"]}})  # fmt: skip
+
+
+def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:
+    """``gunicorn.util.write_error`` answering JSON ``{code, status, message}`` (message left out when gunicorn has
+    none), as the app's errors read, instead of an HTML page; the connection is closed after it, as gunicorn does."""
+    body = json.dumps({"code": status_int, "status": reason, **({"message": mesg} if mesg else {})}).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n")  # fmt: skip
+    gunicorn.util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+def answer_gunicorn_errors_in_json() -> None:
+    """Make this process's gunicorn worker answer its own errors (a request refused before the app sees it) with
+    ``write_json_error``. gunicorn has no setting or hook for that answer: its workers' ``handle_error`` logs the
+    error and calls ``gunicorn.util.write_error`` by name, which this replaces."""
+    gunicorn.util.write_error = write_json_error
