@@ -131,6 +131,11 @@ def test_gunicorn_serves_health_ingest_and_query(gunicorn):
         "status": "Bad Request",
         "message": "Invalid HTTP Header: 'CONTENT-LENGTH'",
     }
+    # a bad %-escape in a path part (gunicorn passes it on in RAW_URI) is a 400 naming the part
+    reply = raw_request(host, int(port), b"GET /v1/memories/chat-1/people/%ZZ/timeline HTTP/1.1\r\nHost: x\r\n"
+                        b"Authorization: Bearer " + key.encode() + b"\r\nConnection: close\r\n\r\n")  # fmt: skip
+    head, _, payload = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400") and json.loads(payload)["errors"] == {"path": {"person": ["bad %-escape"]}}
 
     server = EmbeddedFalkorDB(data)
     assert server.socket_path.exists()
