@@ -9,7 +9,16 @@ from datetime import datetime
 import numpy as np
 import pytest
 
-from hypermem.ingest.elements import TurnElements, is_pet_name, may_name_entity, moved_to_places, person_name
+from hypermem.ingest.elements import (
+    ElementExtractor,
+    TurnElements,
+    is_pet_name,
+    may_name_entity,
+    moved_to_places,
+    ner_pieces,
+    person_name,
+    sentence_spans,
+)
 from hypermem.ingest.plan import fact_row
 from hypermem.model import Fact
 
@@ -99,9 +108,41 @@ def test_ner_reads_only_text_that_may_name_an_entity(hm_extractor, text, read):
     assert may_name_entity(text) is read
     if not read:
         found = TurnElements()
-        hm_extractor._read(hm_extractor._nlp(text), datetime(2024, 6, 2, 10), {}, found)
+        hm_extractor._read(hm_extractor._nlp(text), 0, text, datetime(2024, 6, 2, 10), {}, found)
         assert found == TurnElements()
         assert hm_extractor.extract([text], [datetime(2024, 6, 2, 10)], SPEAKERS)[0] == TurnElements()
+
+
+def test_sentence_spans_cut_after_end_punctuation_but_not_inside_a_name():
+    text = "We went to St. Louis. It was fun!\nSee Dr. Ana Lee? U.S. trip"
+    spans = sentence_spans(text)
+    assert [text[a:b] for a, b in spans] == [
+        "We went to St. Louis. ",
+        "It was fun!\n",
+        "See Dr. Ana Lee? ",
+        "U.S. trip",
+    ]
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+
+
+def test_ner_reads_only_the_sentences_that_may_name_an_entity():
+    text = (
+        "It was great, really. That was so much fun for all of us, and we stayed late! "
+        "Then Michael drove us home. It is what it is, and it was so good!"
+    )
+    pieces = ner_pieces(text)
+    # the first two sentences hold no name and no date cue; the third is short, so it takes the next as context
+    assert pieces == [(text.index("Then"), "Then Michael drove us home. It is what it is, and it was so good!")]
+    found = ElementExtractor().extract([text], [datetime(2024, 6, 2, 10)], SPEAKERS)[0]
+    assert found.persons == ["Michael"]
+
+
+def test_spans_of_a_later_piece_are_read_in_the_turn_s_coordinates():
+    text = "It was great, really, we all loved it so much. That was so much fun for all of us! We fly to Lisbon in two weeks."
+    assert ner_pieces(text)[0][0] == text.index("We fly")
+    found = ElementExtractor().extract([text], [datetime(2024, 6, 2, 10)], SPEAKERS)[0]
+    assert found.locations == ["Lisbon"]
+    assert [(m.surface, m.display) for m in found.times] == [("in two weeks", "16 June 2024")]
 
 
 def test_moved_to_places():
