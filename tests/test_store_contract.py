@@ -648,3 +648,18 @@ def test_rows_with_vectors_go_in_smaller_batches(store, memory, embedder):
         store.write_batch_size, store.vector_write_batch_size = saved
     assert statements == [4, 2, 4]
     assert store.counts(memory)["Turn"] == 6
+
+
+def test_counts_read_every_label_through_its_own_index():
+    """``GraphStore.counts`` asks each label apart (its memory_id index; a label-less MATCH scans every node of
+    the store): the query names every label but ``Element``, whose nodes count under Person / Time / Location."""
+    import re
+
+    from hypermem.model import LABELS
+    from hypermem.store import queries
+
+    cypher = queries.load("maintain/count_nodes")
+    assert re.findall(r"MATCH \(n:(\w+)\) WHERE n\.memory_id = \$memory_id RETURN '(\w+)'", cypher) == [
+        (label, label) for label in LABELS if label != "Element"
+    ]
+    assert "MATCH (n)" not in cypher

@@ -344,8 +344,8 @@ class GraphStore(ABC):
         return [r["memory_id"] for r in self.query("maintain/memory_ids")]
 
     def counts(self, memory_id: str) -> dict[str, int]:
-        """Nodes per label and hyperedge memberships of one memory."""
+        """Nodes per label (the labels ``memory_id`` has nodes of) and hyperedge memberships of one memory."""
         rows = self.query("maintain/count_nodes", memory_id=memory_id)
-        out = {r["label"]: int(r["count"]) for r in rows}
+        out = {r["label"]: int(r["count"]) for r in rows if r["count"]}
         out["memberships"] = int(self.query("maintain/count_memberships", memory_id=memory_id)[0]["count"])
         return out
