@@ -526,6 +526,35 @@ def test_per_memory_recall_with_50_other_memories(store, corpus):
             store.delete_memory(memory_id)
 
 
+def test_a_small_share_of_the_index_goes_to_exact_search_without_asking_the_ann(store, corpus, monkeypatch):
+    """A memory holding less than 1 / vector_oversample of a label's nodes is searched exactly at once: the ANN's
+    global neighbours would hold too few of its nodes (it starves), so asking it first only costs time."""
+    docs, queries = corpus
+    run = uuid.uuid4().hex[:8]
+    small, big = f"small-{run}", f"big-{run}"
+    statements: list[str] = []
+    try:
+        store.write("write/turns", _turn_rows(small, docs[:200]))
+        store.write("write/turns", _turn_rows(big, docs[200:], offset=200))
+        seen = store.run_cypher
+        monkeypatch.setattr(
+            store, "run_cypher", lambda cypher, params=None: statements.append(cypher) or seen(cypher, params)
+        )
+        exact = np.argsort(-(queries @ docs[:200].T), axis=1)[:, :K]
+        for query, truth in zip(queries[:5], exact[:5]):
+            hits = store.vector_search("Turn", small, query, K)
+            assert [int(h.id.rsplit("/", 1)[1]) for h in hits] == truth.tolist()
+        assert not [c for c in statements if "queryNodes" in c]  # never the ANN
+        assert sum("count(n)" in c for c in statements) == 2  # the share, asked once (its memory count, the store's)
+        statements.clear()
+        store.vector_search("Turn", big, queries[0], K)  # 96% of the index: the ANN answers
+        assert [c for c in statements if "queryNodes" in c]
+    finally:
+        monkeypatch.undo()
+        for memory_id in (small, big):
+            store.delete_memory(memory_id)
+
+
 # --- the Neo4j schema (checked without a server) -----------------------------------------------
 
 

@@ -25,6 +25,8 @@ from hypermem.store.vocabulary_matrix import Vocabulary, VocabularyMatrices
 
 STATS_CACHE_SECONDS = 30.0
 STARVED_SECONDS = 300.0  # how long a memory's starved ANN (``vector_search``) goes straight to exact search
+SHARE_SECONDS = 60.0  # how long a memory's share of a vector index (``vector_search``) is taken as known
+EXACT_FIRST_MAX_NODES = 20_000  # a memory with fewer nodes of a label, and a small share of its index, goes exact
 MAX_FULLTEXT_MATCHES = 5000  # per search; beyond it df is counted on the first matches only
 
 
@@ -64,6 +66,7 @@ class GraphStore(ABC):
         self._ranking_cache: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
         self._vocabularies = VocabularyMatrices()
         self._starved: dict[tuple[str, str], float] = {}  # (ANN statement, memory_id) -> until when to skip it
+        self._share_known: dict[tuple[str, str], float] = {}  # (ANN statement, memory_id) -> until when
         self.write_batch_size = write_batch_size
         self.vector_write_batch_size = vector_write_batch_size
         self.vector_oversample = vector_oversample
@@ -213,27 +216,58 @@ class GraphStore(ABC):
             if (label, prop) in BORROWED_VECTORS:
                 legs.append([self.dialect.vector_ann_borrowed(label, prop),
                              self.dialect.vector_exact_borrowed(label, prop, candidates=False)])  # fmt: skip
-        hits = [self._vector_leg(statements, params) for statements in legs]
+        owners = [label, BORROWED_VECTORS[(label, prop)][2]] if len(legs) > 1 else [label]  # each leg's ANN index
+        hits = [self._vector_leg(statements, params, owner) for statements, owner in zip(legs, owners)]
         if len(hits) == 1:
             return hits[0]
         return sorted((h for leg in hits for h in leg), key=lambda h: (-h.score, h.id))[:k]
 
-    def _vector_leg(self, statements: list[str], params: dict[str, Any]) -> list[Hit]:
-        """The first of ``statements`` (ANN, then exact) that returns ``params["k"]`` rows, else the last's. An ANN
-        that starved for this memory (its nodes are few among the index's) is skipped for ``STARVED_SECONDS``: the
-        exact search it falls back to is the answer anyway, and the ANN call only cost time."""
+    def _vector_leg(self, statements: list[str], params: dict[str, Any], label: str) -> list[Hit]:
+        """The first of ``statements`` (ANN over ``label``'s index, then exact) that returns ``params["k"]`` rows,
+        else the last's. The ANN is skipped for ``STARVED_SECONDS`` when it starved for this memory, or before it
+        runs when the memory's nodes are few among the index's (``_minority``): the exact search it would fall back
+        to is the answer anyway, and the ANN call only costs time."""
         starved = (statements[0], params["memory_id"]) if len(statements) > 1 else None
-        if starved is not None and time.monotonic() < self._starved.get(starved, 0.0):
+        if starved is not None and self._skip_ann(starved, label):
             statements = statements[-1:]
         for position, statement in enumerate(statements):
             rows = self.run_cypher(statement, params)
             if len(rows) >= params["k"]:
                 break
             if starved is not None and position == 0 and len(statements) > 1:
-                if len(self._starved) > 10_000:
-                    self._starved.clear()
-                self._starved[starved] = time.monotonic() + STARVED_SECONDS
+                self._remember(self._starved, starved, STARVED_SECONDS)
         return [Hit(r["id"], float(r["score"])) for r in rows]
+
+    def _skip_ann(self, key: tuple[str, str], label: str) -> bool:
+        """Whether the ANN statement of ``key`` (statement, memory_id) over ``label``'s index should not run: it
+        starved lately, or the memory is a minority of the index (checked once per ``SHARE_SECONDS``)."""
+        now = time.monotonic()
+        if now < self._starved.get(key, 0.0):
+            return True
+        if now < self._share_known.get(key, 0.0):
+            return False
+        self._remember(self._share_known, key, SHARE_SECONDS)
+        if self._minority(label, key[1]):
+            self._remember(self._starved, key, STARVED_SECONDS)
+            return True
+        return False
+
+    def _minority(self, label: str, memory_id: str) -> bool:
+        """True when ``memory_id`` holds fewer than ``EXACT_FIRST_MAX_NODES`` ``label`` nodes and less than
+        1 / ``vector_oversample`` of the store's: the ANN's ``k * vector_oversample`` global neighbours would then
+        hold fewer than ``k`` of the memory's nodes even if its vectors were spread like the others', so it starves
+        (1,000 memories in one store: each is 0.1% of every index)."""
+        mine = self.run_cypher(self.dialect.label_count(label, in_memory=True), {"memory_id": memory_id})[0]["count"]
+        if mine >= EXACT_FIRST_MAX_NODES:
+            return False
+        total = self.run_cypher(self.dialect.label_count(label, in_memory=False))[0]["count"]
+        return mine * self.vector_oversample < total
+
+    @staticmethod
+    def _remember(memo: dict[tuple[str, str], float], key: tuple[str, str], seconds: float) -> None:
+        if len(memo) > 10_000:
+            memo.clear()
+        memo[key] = time.monotonic() + seconds
 
     def fulltext_search(
         self, label: str, memory_id: str, text: str, k: int, *, candidates: Iterable[str] | None = None

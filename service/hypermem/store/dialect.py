@@ -94,6 +94,13 @@ class Dialect(ABC):
             f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC, id LIMIT $k"
         )
 
+    def label_count(self, label: str, in_memory: bool) -> str:
+        """How many ``label`` nodes the store holds (both engines answer from label statistics), or with
+        ``in_memory`` how many of them one memory holds (its memory_id index). Params: memory_id. Returns count."""
+        label = _checked_label(label, allowed=LABELS)
+        where = " WHERE n.memory_id = $memory_id" if in_memory else ""
+        return f"MATCH (n:{label}){where} RETURN count(n) AS count"
+
     def vector_ann_borrowed(self, label: str, prop: str) -> str:
         """ANN over the owners of a borrowed vector (``model.BORROWED_VECTORS``), each hit mapped to the
         ``label`` nodes that borrow it; ties by id. Params: vector, kk, memory_id, k. Returns id, score."""
