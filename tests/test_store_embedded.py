@@ -116,6 +116,29 @@ def test_hung_server_is_replaced(tmp_path, monkeypatch):
         store.server.process.wait()
 
 
+def test_a_silent_server_that_uses_cpu_is_loading_not_hung(tmp_path, monkeypatch):
+    """FalkorDB loading a large store answers nothing for minutes (it rebuilds its indexes): a server silent past
+    the grace while it uses CPU is waited for, not killed. Here a stand-in with a redis-server command line that
+    computes for 4 s, against a grace of 1 s."""
+    monkeypatch.setattr(embedded, "BUSY_GRACE_S", 1.0)
+    data_dir = tmp_path / "db"
+    data_dir.mkdir()
+    code = "import time\nend = time.time() + 4\nwhile time.time() < end: pass"
+    loading = subprocess.Popen([sys.executable, "-c", code, "redis-server", str(data_dir)])
+    (data_dir / "server.pid").write_text(str(loading.pid))
+    started = time.monotonic()
+    try:
+        with FalkorDBStore(data_dir) as store:
+            waited = time.monotonic() - started
+            store.write("write/elements", ROWS[:2])
+            assert len(_names(store)) == 2
+        assert waited >= 3.0  # it waited while the stand-in worked, then started a server of its own
+        assert loading.wait(5) == 0  # it ended by itself, never killed
+    finally:
+        if loading.poll() is None:
+            loading.kill()
+
+
 def test_a_busy_server_is_waited_for_not_replaced(tmp_path):
     """A server silent for a few seconds (here CLIENT PAUSE; at scale, forking for an append-only-file
     rewrite) is joined once it answers again: a joining process does not kill it."""

@@ -40,7 +40,8 @@ _SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux
 #: Seconds a live server of the directory may not answer before a joining process replaces it as hung. A big
 #: store's server can be silent for seconds while busy (forking for an append-only-file rewrite); one that
 #: answers LOADING is never replaced: it is reading its data (minutes for a store of 1M facts).
-BUSY_GRACE_S = 30.0
+BUSY_GRACE_S = 30.0  # silent this long without using CPU: the server is hung
+PROGRESS_LOG_S = 15.0  # a server loading its data is reported this often
 
 
 class EmbeddedServerError(StoreError):
@@ -60,6 +61,42 @@ def alive(pid: int) -> bool:
     except (OSError, IndexError):
         return True
     return state not in ("Z", "X")
+
+
+def _cpu_ticks(pid: int) -> int | None:
+    """User + system CPU clock ticks ``pid`` has used (Linux ``/proc``), or None when it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class _Silence:
+    """How long a server has been silent *and idle*: a server that answers nothing while it uses CPU is working
+    (FalkorDB loading a large store rebuilds every vector and full-text index without answering PING: ~90 s for
+    150k facts), not hung. ``quiet_for()`` restarts at each CPU tick it used since the last call, and at ``reset()``."""
+
+    def __init__(self, pid: int | None, data_dir: Path):
+        self.pid, self.data_dir = pid, data_dir
+        self.started = self.quiet_since = self.logged = time.monotonic()
+        self.ticks = _cpu_ticks(pid) if pid else None
+
+    def reset(self) -> None:
+        self.quiet_since = time.monotonic()
+
+    def quiet_for(self) -> float:
+        now = time.monotonic()
+        ticks = _cpu_ticks(self.pid) if self.pid else None
+        if ticks is not None and self.ticks is not None and ticks > self.ticks:
+            self.quiet_since = now
+            if now - self.logged >= PROGRESS_LOG_S:
+                self.logged = now
+                log.warning(
+                    "FalkorDB in %s is still loading its data (%.0f s so far)", self.data_dir, now - self.started
+                )
+        self.ticks = ticks
+        return now - self.quiet_since
 
 
 def _ping(socket_path: Path) -> str:
@@ -126,25 +163,29 @@ class EmbeddedFalkorDB:
 
     def _answers(self) -> bool:
         """Whether a server answers on the socket. While the pid file names a live server of this directory,
-        waits for it: as long as it answers LOADING, and up to ``BUSY_GRACE_S`` of silence. Call under the lock."""
-        deadline = time.monotonic() + BUSY_GRACE_S
+        waits for it: as long as it answers LOADING or uses CPU, and up to ``BUSY_GRACE_S`` of idle silence.
+        Call under the lock."""
+        silence = _Silence(self._server_pid(), self.data_dir)
         while True:
             state = _ping(self.socket_path)
             if state == "ready":
                 return True
             if state == "loading":
-                deadline = time.monotonic() + BUSY_GRACE_S
-            if not self._server_alive() or (state == "silent" and time.monotonic() >= deadline):
+                silence.reset()
+            if not self._server_alive() or (state == "silent" and silence.quiet_for() >= BUSY_GRACE_S):
                 return False
             time.sleep(0.2)
 
+    def _server_pid(self) -> int | None:
+        try:
+            return int(self.pid_file.read_text().strip() or 0) or None
+        except (OSError, ValueError):
+            return None
+
     def _server_alive(self) -> bool:
         """Whether the pid file names a running redis-server of this directory."""
-        try:
-            pid = int(self.pid_file.read_text().strip() or 0)
-        except (OSError, ValueError):
-            return False
-        return bool(pid) and alive(pid) and self._is_our_server(pid)
+        pid = self._server_pid()
+        return pid is not None and alive(pid) and self._is_our_server(pid)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -263,9 +304,10 @@ class EmbeddedFalkorDB:
         log.info("started embedded FalkorDB (pid %s) in %s", self.process.pid, self.data_dir)
 
     def _wait_ready(self) -> None:
-        """Until the new server answers; ``startup_timeout_s`` of silence is an error, a long load of its data is not."""
+        """Until the new server answers; ``startup_timeout_s`` of idle silence is an error, a long load of its data
+        (LOADING answers, or silence while it uses CPU: ``_Silence``) is not."""
         assert self.process is not None  # called by start() right after Popen
-        deadline = time.monotonic() + self.startup_timeout_s
+        silence = _Silence(self.process.pid, self.data_dir)
         while True:
             if self.process.poll() is not None:
                 raise EmbeddedServerError(
@@ -275,8 +317,8 @@ class EmbeddedFalkorDB:
             if state == "ready":
                 return
             if state == "loading":
-                deadline = time.monotonic() + self.startup_timeout_s
-            elif time.monotonic() >= deadline:
+                silence.reset()
+            elif silence.quiet_for() >= self.startup_timeout_s:
                 raise EmbeddedServerError(f"FalkorDB did not answer within {self.startup_timeout_s}s")
             time.sleep(0.05)
 
