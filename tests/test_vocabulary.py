@@ -17,6 +17,7 @@ from hypermem.retrieve.expansion import MIN_COSINE, QueryExpander
 from hypermem.service import MemoryService
 from hypermem.store import bm25
 from hypermem.store.ids import term_id
+from hypermem.store.packed import pack_vector, unpack_vector
 from hypermem.vocabulary import VERSION, WORD_VECTORS, add_words, vocabulary, words
 
 
@@ -146,19 +147,20 @@ def test_a_memory_takes_the_vectors_of_words_another_memory_holds(vocabulary_sto
     # a Term without embed_key (an older store's) or under another model's key lends nothing
     old = memory["old"]
     store.write("write/terms", [
-        {"memory_id": old, "id": term_id(old, f"wombat{tag}"), "word": f"wombat{tag}", "embedding": [1.0] * embedder.dimension},
+        {"memory_id": old, "id": term_id(old, f"wombat{tag}"), "word": f"wombat{tag}",
+         "embedding_b64": pack_vector([1.0] * embedder.dimension)},
         {"memory_id": old, "id": term_id(old, f"pangolin{tag}"), "word": f"pangolin{tag}",
-         "embed_key": "another model's key of the word", "embedding": [1.0] * embedder.dimension},
+         "embed_key": "another model's key of the word", "embedding_b64": pack_vector([1.0] * embedder.dimension)},
     ])  # fmt: skip
     WORD_VECTORS.clear()
     assert add("r4", f"{text} A pangolin{tag} or wombat{tag}.") == [f"pangolin{tag}", f"wombat{tag}"]
     rows = store.run_cypher(
-        "MATCH (t:Term) WHERE t.memory_id IN $m RETURN t.memory_id AS m, t.word AS w, t.embedding AS v",
+        "MATCH (t:Term) WHERE t.memory_id IN $m RETURN t.memory_id AS m, t.word AS w, t.embedding_b64 AS v",
         {"m": [memory[n] for n in ("r1", "r2", "r3", "r4")]},
     )
     assert len(rows) == 4 * len(shared) + 2
     for r in rows:
-        assert np.array_equal(np.asarray(r["v"], dtype=np.float32), embedder.encode([r["w"]])[0]), (r["m"], r["w"])
+        assert np.array_equal(unpack_vector(r["v"]), embedder.encode([r["w"]])[0]), (r["m"], r["w"])
     nearest = {n: store.vocabulary(memory[n]).nearest(shared, 3) for n in ("r1", "r2", "r3")}
     assert nearest["r1"] == nearest["r2"] == nearest["r3"] and set(nearest["r1"]) == set(shared)
     for memory_id in memory.values():
@@ -200,10 +202,36 @@ def test_ingest_adds_the_dialogues_words_to_the_vocabulary(hm_service, hm_ingest
         ("biscuit", TESTCONV_ID), ("kreuzberg", TESTCONV_ID), ("pottery", TESTCONV_ID),
     ]  # "the" is a stop word  # fmt: skip
     vector = hm_service.store.run_cypher(
-        "MATCH (t:Term {id: $id}) RETURN t.embedding AS v", {"id": term_id(TESTCONV_ID, "pottery")}
-    )[0]["v"]
-    expected = hm_service.embedder.encode(["pottery"])[0]
-    assert np.allclose(np.asarray(vector, dtype=np.float32), expected, atol=1e-5)
+        "MATCH (t:Term {id: $id}) RETURN t.embedding_b64 AS v, t.embedding AS old",
+        {"id": term_id(TESTCONV_ID, "pottery")},
+    )[0]
+    assert vector["old"] is None and isinstance(vector["v"], str)  # one base64 text, not a vector property
+    assert np.array_equal(unpack_vector(vector["v"]), hm_service.embedder.encode(["pottery"])[0])  # bit for bit
+
+
+def test_terms_an_older_ingest_wrote_as_vector_properties_are_read_alike(vocabulary_store):
+    """Terms written before ``embedding_b64`` hold their vector as a vector property: the vocabulary and the
+    reuse by ``embed_key`` read those the same way, bit for bit."""
+    store, embedder = vocabulary_store.store, vocabulary_store.embedder
+    tag = "".join(chr(ord("a") + int(c, 16)) for c in uuid.uuid4().hex[:6])
+    memory, word = f"older-{tag}", f"marzipan{tag}"
+    vector = embedder.encode([word])[0]
+    store.run_cypher(
+        store.dialect.adapt(
+            "CREATE (t:Term {id: $id, memory_id: $m, word: $w, generation: 'g', embed_key: $key, embedding: vecf32($v)})"
+        ),
+        {"id": term_id(memory, word), "m": memory, "w": word, "key": embedder.text_key(word), "v": vector.tolist()},
+    )
+    try:
+        held = store.vocabulary(memory)
+        assert held.words == (word,) and np.allclose(held.vectors[0], vector / np.linalg.norm(vector), atol=1e-7)
+        WORD_VECTORS.clear()
+        counting = CountingEmbedder(embedder)
+        assert add_words(store, counting, f"{memory}-2", [f"A {word}."]) == 1 and counting.sent == []  # reused
+        assert np.array_equal(store.vocabulary(f"{memory}-2").vectors[0], held.vectors[0])
+    finally:
+        for memory_id in (memory, f"{memory}-2"):
+            store.delete_terms(memory_id)
 
 
 def test_a_store_without_a_vocabulary_gets_one_when_opened(vocabulary_store):

@@ -39,6 +39,7 @@ import numpy as np
 from spacy.lang.en.stop_words import STOP_WORDS
 
 from hypermem.store.ids import term_id
+from hypermem.store.packed import pack_vector, unpack_vector
 
 if TYPE_CHECKING:
     from hypermem.embed import Embedder
@@ -111,12 +112,12 @@ def word_vectors(
     keys = {w: embedder.text_key(w) for w in found}
     vectors = {w: v for w in found if (v := WORD_VECTORS.get(keys[w])) is not None}
     missing = [w for w in found if w not in vectors]
-    stored: dict[str, list[float]] = {}
+    stored: dict[str, np.ndarray] = {}
     for start in range(0, len(missing), LOOKUP_BATCH):
         batch = [keys[w] for w in missing[start : start + LOOKUP_BATCH]]
-        stored.update((r["key"], r["embedding"]) for r in store.query("ingest/term_vectors", keys=batch))
+        stored.update((r["key"], unpack_vector(r["embedding"])) for r in store.query("ingest/term_vectors", keys=batch))
     fresh = [w for w in missing if keys[w] not in stored]
-    vectors.update((w, np.asarray(stored[keys[w]], dtype=np.float32)) for w in missing if keys[w] in stored)
+    vectors.update((w, stored[keys[w]]) for w in missing if keys[w] in stored)
     vectors.update(zip(fresh, embedder.encode(fresh, single_thread=single_thread)))
     for w in missing:
         WORD_VECTORS.put(keys[w], vectors[w])
@@ -140,7 +141,7 @@ def add_words(
         stamp = store.query("retrieve/vocabulary_stamp", memory_id=memory_id)
         generation = (stamp[0]["generation"] if stamp else None) or uuid.uuid4().hex
         vectors = word_vectors(store, embedder, new, single_thread=single_thread)
-        rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding": vectors[w].tolist(),
+        rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding_b64": pack_vector(vectors[w]),
                  "generation": generation, "embed_key": embedder.text_key(w)} for w in new]  # fmt: skip
         store.write("write/terms", rows)
     return len(new)

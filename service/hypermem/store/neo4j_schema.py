@@ -104,7 +104,8 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
 
         word = StringProperty()
         generation = StringProperty()
-        embedding = ArrayProperty(FloatProperty())  # searched in-process (model.UNINDEXED_VECTORS)
+        embedding_b64 = StringProperty()  # base64 float32 (store.packed), searched in-process (model.UNINDEXED_VECTORS)
+        embedding = ArrayProperty(FloatProperty())  # the same vector in Terms written before embedding_b64
         embed_key = StringProperty(index=True)
 
     classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState,

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
+from hypermem.store.packed import unpack_vectors
+
 if TYPE_CHECKING:
     from hypermem.store.base import GraphStore
 
@@ -90,7 +92,7 @@ class VocabularyMatrices:
             known = list(cached.words) if grows and cached is not None else []
             rows = store.query("retrieve/vocabulary_terms", memory_id=memory_id, known=known)
             words = [r["word"] for r in rows]
-            vectors = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
+            vectors = unpack_vectors([r["embedding"] for r in rows])
             if grows and cached is not None:
                 words = list(cached.words) + words
                 vectors = np.vstack([cached.vectors, vectors]) if len(vectors) else cached.vectors
