@@ -20,6 +20,7 @@ from hypermem.retrieve.turn_ranker import (
     TurnRankerModelError,
     feature_matrix,
     load_model,
+    specific_names,
 )
 
 
@@ -62,6 +63,34 @@ def test_features_by_hand():
     not_when = feature_matrix("Who went to the lake?", candidates, lists, turns, [])
     assert _column(not_when, "when_mentions_time") == [0.0, 0.0, 0.0]
     assert _column(not_when, "speaker_named") == [0.0, 0.0, 0.0]
+    # no named member, no vocabulary match given
+    assert _column(rows, "specific_names") == [0.0, 0.0, 0.0]
+    assert _column(rows, "word_match_max") == [0.0, 0.0, 0.0]
+
+
+def test_specific_names_count_the_members_a_turn_names():
+    speakers = {"john", "tim"}
+    # "Dune", "Frank", "Herbert"; "I'm" and "It's"/"What" open sentences or are "I"
+    assert specific_names("I'm reading \"Dune\" by Frank Herbert. It's great. What about you, Tim?", speakers) == (
+        3,
+        True,
+    )
+    assert specific_names("Thanks! I'm currently reading a book that I really enjoy.", speakers) == (0, False)
+    # a speaker's name, its prefix ("Jo") and its possessive are no member; the caption is left out
+    assert specific_names("Hey Jo, John's dog met Sushi. [shares a photo: a dog in Paris]", speakers) == (1, False)
+    assert specific_names("", speakers) == (0, False)
+
+
+def test_member_and_word_match_features():
+    lists = TurnLists(["a", "b"], [], [], [], [])
+    turns = {"a": TurnFacts("Ann", 'My favourite is "Chicken Pot Pie" and Sushi.', None, "b"),
+             "b": TurnFacts("Bo", "I love food, Ann.", "a", None)}  # fmt: skip
+    rows = feature_matrix("What foods does Ann like?", ["a", "b"], lists, turns, ["Ann"], {"a": (0.62, 0.41)})
+    assert _column(rows, "specific_names") == [round(math.log1p(4), 6), 0.0]  # Chicken, Pot, Pie, Sushi
+    assert _column(rows, "quoted_title") == [1.0, 0.0]
+    assert _column(rows, "names_something") == [1.0, 0.0]
+    assert _column(rows, "word_match_max") == [0.62, 0.0]
+    assert _column(rows, "word_match_mean") == [0.41, 0.0]
 
 
 def test_long_turn_length_is_capped():

@@ -193,6 +193,30 @@ def test_expansion_reaches_the_turn_that_shares_no_word_with_the_query(vocabular
     assert service.store.run_cypher("MATCH (t:Term) WHERE t.memory_id = 'flood' RETURN count(t) AS n")[0]["n"] == 0
 
 
+def test_word_match_is_each_query_words_best_cosine_with_a_word_of_the_turn(vocabulary_store):
+    """The turn ranker's ``word_match_max`` / ``word_match_mean``, recomputed here from the model's word vectors."""
+    service = vocabulary_store
+    texts = [("Ann", "I finished a thrilling novel last night."), ("Ben", "Nice, ok.")]
+    at = datetime(2024, 3, 1, 9, 0)
+    service.ingest_messages("match", [Message(str(i), who, text, at, "s1") for i, (who, text) in enumerate(texts, 1)])
+    expander = QueryExpander(service.store, service.embedder)
+    assert expander.query_words("Which books has Ann read?", ["Ann"]) == ["books", "read"]
+    match = expander.word_match("match", "Which books has Ann read?", ["Ann"],
+                                {"t1": texts[0][1], "t2": texts[1][1], "t3": "Ann!"})  # fmt: skip
+    assert set(match) == {"t1", "t2"}  # "Ann!" has no word of the vocabulary (the dialogue never says "ann")
+    unit = {w: v / np.linalg.norm(v) for w, v in zip(
+        ["books", "read", "finished", "thrilling", "novel", "night", "nice"],
+        service.embedder.encode(["books", "read", "finished", "thrilling", "novel", "night", "nice"]))}  # fmt: skip
+    best = [
+        max(float(unit[q] @ unit[w]) for w in ("finished", "thrilling", "novel", "night")) for q in ("books", "read")
+    ]
+    assert match["t1"] == pytest.approx((max(best), sum(best) / 2), abs=1e-4)
+    nice = [float(unit[q] @ unit["nice"]) for q in ("books", "read")]
+    assert match["t2"] == pytest.approx((max(nice), sum(nice) / 2), abs=1e-4)
+    assert expander.word_match("match", "Who is Ann?", ["Ann"], {"t1": texts[0][1]}) == {}
+    assert expander.word_match("no-such-memory", "Which books?", [], {"t1": texts[0][1]}) == {}
+
+
 def test_ingest_adds_the_dialogues_words_to_the_vocabulary(hm_service, hm_ingested):
     rows = hm_service.store.run_cypher(
         "UNWIND $ids AS id MATCH (t:Term {id: id}) RETURN t.word AS word, t.memory_id AS memory",

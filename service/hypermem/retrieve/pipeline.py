@@ -554,7 +554,8 @@ class Retriever:
         candidates = [c for c in candidates if c in details]
         facts = {c: TurnFacts(details[c]["speaker"], details[c]["text"], details[c]["prev_id"], details[c]["next_id"],
                               details[c]["prev_text"] or "", details[c]["next_text"] or "") for c in candidates}  # fmt: skip
-        return candidates, feature_matrix(text, candidates, lists, facts, analysis.persons), details
+        match = self.expander.word_match(memory_id, text, analysis.persons, {c: facts[c].text for c in candidates})
+        return candidates, feature_matrix(text, candidates, lists, facts, analysis.persons, match), details
 
     def _turn_details(self, memory_id: str, ids: list[str]) -> dict[str, dict]:
         if not ids:

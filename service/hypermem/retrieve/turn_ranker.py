@@ -28,7 +28,19 @@ Features (``FEATURES``):
 - ``query_coverage``, ``window_coverage``: the share of the query's words (BM25's analyzer) in the turn,
   and in the turn with its previous and next turns (a remark is often explained by its neighbours);
 - ``mentions_time``: 1 when the turn names a point in time ("last week", "in May", "2022");
-- ``when_mentions_time``: ``mentions_time`` for a query that asks when (temporal questions).
+- ``when_mentions_time``: ``mentions_time`` for a query that asks when (temporal questions);
+- ``specific_names``: ln(1 + the number of capitalised words inside a sentence of the turn that are not a speaker's
+  name (nor its prefix: "Mel") nor "I"), ``quoted_title``: 1 when the turn quotes a capitalised title ("Dune"),
+  ``names_something``: 1 when ``specific_names`` > 0 (``specific_names``). A question that names a category
+  ("What books has John read?") is answered by turns that name its members ("I'm reading "Dune" by Frank
+  Herbert"), not by the many turns that only say "book";
+- ``word_match_max``, ``word_match_mean``: over the query's content words, the best cosine of each with a word of
+  the turn (both words' vectors from the memory's vocabulary, ``hypermem.retrieve.expansion.word_match``): the
+  maximum and the mean; 0 when the query has no content word or the turn no vocabulary word.
+
+Measured offline (leave one conversation out on dumped candidates, fixed 8 turns): the five last features
+together raise recall 0.788 → 0.796, multi-hop 0.458 → 0.472, open-domain 0.383 → 0.432 (each group alone
++0.004–0.005).
 """
 
 from __future__ import annotations
@@ -56,10 +68,32 @@ RANK_FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dens
                  "turn_bm25_expanded")  # fmt: skip
 FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy", "speaker_named", "asks", "length", "bm25_matched", "query_coverage", "window_coverage",
             "mentions_time", "when_mentions_time", "turn_bm25_relative", "fact_bm25_relative",
-            "turn_bm25_expanded")  # fmt: skip
+            "turn_bm25_expanded", "specific_names", "quoted_title", "names_something", "word_match_max",
+            "word_match_mean")  # fmt: skip
 _ASKS_WHEN = re.compile(
     r"^\s*when\b|\bwhat (date|day|month|year|time)\b|\bhow long ago\b|\bwhich (year|month|day)\b", re.I
 )
+
+_CAPITALISED = re.compile(r"\b[A-Z][a-zA-Z'’-]+")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)(?=\S)")
+_QUOTED_TITLE = re.compile(r"[\"“”'‘’]\s*[A-Z][^\"“”]{1,60}?[\"“”]")
+_NOT_NAMES = frozenset({"i", "i'm", "i’m", "i've", "i’ve", "i'll", "i’ll", "i'd", "i’d", "hey", "hi", "wow", "yeah",
+                        "thanks", "omg", "lol"})  # fmt: skip
+
+
+def specific_names(text: str, speakers: Collection[str]) -> tuple[int, bool]:
+    """``(count, quoted)`` for the turn ``text`` (an image caption, from "[shares", left out): the capitalised words
+    that do not open a sentence, are no speaker's name or its prefix ("Mel" of Melanie; ``speakers`` lowercase,
+    a possessive "'s" ignored) nor "I", "Hey" and the like; and whether it quotes a capitalised title."""
+    body = text.split("[shares")[0]
+    starts = {m.end() for m in _SENTENCE_START.finditer(body)}
+    count = 0
+    for match in _CAPITALISED.finditer(body):
+        word = re.sub(r"['’]s$", "", match.group(0).lower())
+        if match.start() in starts or word in _NOT_NAMES or any(s.startswith(word) for s in speakers):
+            continue
+        count += 1
+    return count, bool(_QUOTED_TITLE.search(body))
 
 
 class TurnRankerModelError(HypermemError, ValueError):
@@ -120,18 +154,24 @@ def relative_scores(scores: Mapping[str, float]) -> dict[str, float]:
 
 
 def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turns: Mapping[str, TurnFacts],
-                   persons: Collection[str]) -> npt.NDArray[np.float64]:  # fmt: skip
+                   persons: Collection[str],
+                   word_match: Mapping[str, tuple[float, float]] | None = None) -> npt.NDArray[np.float64]:  # fmt: skip
     """``len(candidates) × len(FEATURES)`` features for ``query``; ``turns`` must hold every candidate,
-    ``persons`` the names the query mentions (any case)."""
+    ``persons`` the names the query mentions (any case), ``word_match`` a candidate's ``(word_match_max,
+    word_match_mean)`` (``hypermem.retrieve.expansion.word_match``; a candidate it lacks gets 0, 0)."""
     rr = {name: reciprocal_ranks(getattr(lists, name)) for name in RANK_FEATURES if name != "neighbor_hierarchy"}
     named = {p.lower() for p in persons}
     words = set(bm25.query_words(query))
     share = 1.0 / max(1, len(words))
     asks_when = 1.0 if _ASKS_WHEN.search(query) else 0.0
     turn_bm25, fact_bm25 = relative_scores(lists.turn_bm25_scores), relative_scores(lists.fact_bm25_scores)
+    matches = word_match or {}
+    speakers = {turns[c].speaker.lower() for c in candidates} | named
     rows = np.zeros((len(candidates), len(FEATURES)))
     for i, turn_id in enumerate(candidates):
         turn = turns[turn_id]
+        names, quoted = specific_names(turn.text, speakers)
+        match_max, match_mean = matches.get(turn_id, (0.0, 0.0))
         neighbors = [rr["hierarchy"].get(n, 0.0) for n in (turn.prev_id, turn.next_id) if n]
         own = words.intersection(bm25.analyze(turn.text))
         window = (
@@ -156,6 +196,11 @@ def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turn
             turn_bm25.get(turn_id, 0.0),
             fact_bm25.get(turn_id, 0.0),
             rr["turn_bm25_expanded"].get(turn_id, 0.0),
+            math.log1p(names),
+            1.0 if quoted else 0.0,
+            1.0 if names else 0.0,
+            match_max,
+            match_mean,
         )
     return rows
 
@@ -236,26 +281,31 @@ class TurnRankerModel:
 # topic level off).
 DEFAULT_MODEL = TurnRankerModel(
     {
-        "hierarchy": 10.0444,
+        "hierarchy": 10.7471,
         "turn_bm25": 0.0000,
         "turn_dense": 0.0000,
         "fact_bm25": 0.0000,
-        "fact_dense": 10.3029,
-        "neighbor_hierarchy": 18.7901,
-        "speaker_named": 1.1368,
-        "asks": -0.7251,
-        "length": 0.8911,
-        "bm25_matched": -1.1497,
-        "query_coverage": -2.0598,
-        "window_coverage": 1.8682,
-        "mentions_time": 0.6238,
-        "when_mentions_time": 0.2740,
-        "turn_bm25_relative": 1.3597,
-        "fact_bm25_relative": 1.6264,
-        "turn_bm25_expanded": 22.2238,
+        "fact_dense": 9.8522,
+        "neighbor_hierarchy": 18.3622,
+        "speaker_named": 1.1477,
+        "asks": -0.7406,
+        "length": 0.7322,
+        "bm25_matched": -0.9199,
+        "query_coverage": -2.3498,
+        "window_coverage": 1.7325,
+        "mentions_time": 0.5250,
+        "when_mentions_time": 0.1783,
+        "turn_bm25_relative": 0.9638,
+        "fact_bm25_relative": 1.6287,
+        "turn_bm25_expanded": 17.9975,
+        "specific_names": 1.1120,
+        "quoted_title": 0.3753,
+        "names_something": -0.3191,
+        "word_match_max": -1.3793,
+        "word_match_mean": 2.9981,
     },
-    bias=-12.0015,
-    share_scale=6.75,
+    bias=-11.7349,
+    share_scale=6.79,
 )
 
 
