@@ -442,3 +442,27 @@ def test_a_failing_memory_wide_leg_fails_the_query_after_every_leg_has_ended(hm_
     assert running[0] == 0
     monkeypatch.undo()
     assert hm_service.retriever.query(hm_ingested.memory_id, "Where did Omar go camping?").turns  # the pool recovered
+
+
+def test_a_short_turn_that_holds_the_query_s_words_comes_first(hm_service):
+    """A fresh user's case: fifteen long turns about other things and one short turn that is the answer; the
+    ranker alone put it 16th of 17 (its weights hold a query's words against a turn), the exact-match rule first."""
+    from datetime import datetime, timedelta
+
+    from hypermem.model import Message
+
+    start = datetime(2024, 5, 1, 9)
+    topics = ["the garden", "a new recipe", "the football match", "a holiday in Spain", "the quarterly report"]
+    messages = [
+        Message(f"t{i}", "Ana" if i % 2 else "Ben", f"Let me tell you about {topics[i % 5]}. " * 12, start + timedelta(minutes=i), "s1")
+        for i in range(15)
+    ]  # fmt: skip
+    messages.append(Message("t15", "Ana", "My locker code is 4512.", start + timedelta(minutes=15), "s1"))
+    hm_service.ingest_messages("locker", messages)
+    try:
+        result = hm_service.query("locker", "What is my locker code?")
+        assert result.turns[0].dia_id == "t15"
+        fused = [step for step in result.turns[0].path if step.level == "fused"]
+        assert fused and fused[0].via == "exact_match"
+    finally:
+        hm_service.delete_memory("locker")

@@ -18,6 +18,7 @@ from hypermem.retrieve.turn_ranker import (
     TurnLists,
     TurnRankerModel,
     TurnRankerModelError,
+    exact_match,
     feature_matrix,
     load_model,
     specific_names,
@@ -215,3 +216,16 @@ def test_weights_files(tmp_path):
         load_model(bad)
     with pytest.raises(ValueError, match="weights"):
         TurnRankerModel({"hierarchy": 1.0}, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "expected"),
+    [
+        ("What is my locker code?", "My locker code is 4512.", True),  # my, locker, code: 3 of what, my, locker, code
+        ("What was the pool fix that worked at peak traffic?", "Thanks, the pool fix worked at peak traffic.", True),
+        ("What was the pool fix that worked at peak traffic?", "The pool fix is in.", False),  # 2 of 6 terms
+        ("the of and", "the of and", False),  # no BM25 term at all
+    ],
+)
+def test_exact_match_needs_three_quarters_of_the_query_s_terms(query, text, expected):
+    assert exact_match(query, text) is expected

@@ -38,7 +38,14 @@ from hypermem.retrieve.recency import apply_recency, successors_first
 from hypermem.retrieve.rerank import Reranker
 from hypermem.retrieve.result import QueryResult
 from hypermem.retrieve.stopping import StopDecision, cut, evidence_share_cut
-from hypermem.retrieve.turn_ranker import NEIGHBOR_SOURCES, TurnFacts, TurnLists, feature_matrix, load_model
+from hypermem.retrieve.turn_ranker import (
+    NEIGHBOR_SOURCES,
+    TurnFacts,
+    TurnLists,
+    exact_match,
+    feature_matrix,
+    load_model,
+)
 from hypermem.store import GraphStore
 from hypermem.store.base import Hit
 from hypermem.text import is_blank, text_problem
@@ -464,12 +471,19 @@ class Retriever:
             )
             logits = self.turn_ranker.score(rows)
             probability = self.turn_ranker.probability(logits)
-            # 2 x the budget: more than adaptive stopping's cap (1.75 x), so every turn it may keep is ranked
-            order = sorted(range(len(candidates)), key=lambda i: -logits[i])[: 2 * cfg.turn_budget]
+            order = sorted(range(len(candidates)), key=lambda i: -logits[i])
+            best_bm25 = [c for c in legs[0].turn_bm25[:1] if c in candidates]
+            first = candidates.index(best_bm25[0]) if best_bm25 else None
+            if first is not None and exact_match(text, details[candidates[first]]["text"]):
+                order = [first] + [i for i in order if i != first]  # hypermem.retrieve.turn_ranker.exact_match
+            else:
+                first = None
+            # 2 x the budget: more than adaptive stopping's cap (1.75 x), so every turn it may keep is ranked;
             # score: P(evidence); the step shows the logit's parts
             scored = [(candidates[i], float(probability[i]),
-                       {"logit": round(float(logits[i]), 4), "ranker": self.turn_ranker.contributions(rows[i])})
-                      for i in order]  # fmt: skip
+                       {"logit": round(float(logits[i]), 4), "ranker": self.turn_ranker.contributions(rows[i]),
+                        **({"via": "exact_match"} if i == first else {})})
+                      for i in order[: 2 * cfg.turn_budget]]  # fmt: skip
         else:
             scored, details = self._rrf_turns(
                 memory_id, text, vector, {t: f["score"] for t, (_, f) in hierarchy.items()}, cfg

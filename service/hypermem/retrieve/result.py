@@ -55,7 +55,8 @@ class PathStep(_Item):
     """One step of an explanation path. ``level``: query | topic | hyperedge | episode | fact | recency |
     superseded | supersedes | fused | turn; the other fields are set only where that level has them:
     ``score`` (RRF, or the recency bonus), ``rank``, ``rankers``, ``title`` (topic), ``kind`` and ``weight``
-    (hyperedge: its kind and the member weight), ``via`` (the search that started a path), ``elements`` and
+    (hyperedge: its kind and the member weight), ``via`` (the search that started a path; on a fused step,
+    ``exact_match`` when ``turn_ranker.exact_match`` put that turn first), ``elements`` and
     ``segment`` (episode: matched HingeMem elements and their segment hyperedge), ``rerank_score``,
     ``by``/``latest`` (superseded: the successor and the chain's latest fact), ``replaces`` (supersedes),
     ``dia_id`` and ``reply_to`` (turn); ``logit`` and ``ranker`` (fused by the learned turn ranker: its
