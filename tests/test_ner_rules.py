@@ -27,6 +27,7 @@ SPEAKERS = frozenset({"Caroline", "Gina", "Jon", "Ana", "Mel"})
 # (sentence, persons that must be found, names that must not be persons, locations that must be found)
 CASES = [
     ("Hey Mel, how was the trip?", {"Mel"}, {"Hey Mel"}, set()),
+    ("Yep John, we went there together.", {"John"}, {"Yep John"}, set()),  # an interjection fused to a name
     ("Hi Caroline, thanks for the photos!", set(), {"Hi Caroline"}, set()),
     ("Wow Caroline, that painting looks amazing!", {"Caroline"}, set(), set()),
     ("That's awesome, Gina! I went to the networking event.", {"Gina"}, set(), set()),

@@ -268,3 +268,26 @@ def test_a_store_without_a_vocabulary_gets_one_when_opened(vocabulary_store):
     rows = reopened.store.run_cypher("MATCH (t:Term) WHERE t.memory_id = 'old' RETURN t.word AS w ORDER BY w")
     assert [r["w"] for r in rows] == ["cracked", "kiln", "teapot"]
     assert reopened.store.meta()["vocabulary"] == VERSION
+
+
+def test_an_edited_message_takes_its_old_words_out_of_the_vocabulary(hm_service):
+    """A fresh user's case: after an edit, the words only the old text used left the vocabulary (they showed in
+    later queries' expansions, and were stored with them); a word another turn still uses stays."""
+    at = datetime(2024, 5, 1, 10)
+    memory = f"edit-{uuid.uuid4().hex[:8]}"
+    hm_service.ingest_messages(memory, [
+        Message("1", "Ana", "I secretly flew to Zanzibar with my lover Ricardo.", at, "s1"),
+        Message("2", "Ben", "Ricardo called about the weekend.", at, "s1"),
+    ])  # fmt: skip
+    try:
+        before = set(hm_service.store.vocabulary(memory).words)
+        assert {"zanzibar", "lover", "ricardo", "secretly"} <= before
+        report = hm_service.ingest_messages(memory, [Message("1", "Ana", "I stayed home last weekend.", at, "s1")])
+        assert report.updated == 1
+        after = set(hm_service.store.vocabulary(memory).words)
+        assert not {"zanzibar", "lover", "secretly", "flew"} & after
+        assert {"ricardo", "weekend", "stayed", "home"} <= after  # still used, or new
+        expansion = hm_service.query(memory, "Where did Ana fly to?").analysis.expansion
+        assert "zanzibar" not in expansion and "lover" not in expansion
+    finally:
+        hm_service.delete_memory(memory)

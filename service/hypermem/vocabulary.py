@@ -147,6 +147,17 @@ def add_words(
     return len(new)
 
 
+def prune_words(store: GraphStore, memory_id: str) -> int:
+    """Remove the words of ``memory_id``'s vocabulary that no turn of it uses any more (an edited message took
+    them away: its old words must not keep shaping, and showing in, the memory's expansions); returns how many.
+    Reads every turn of the memory, so an ingest calls it only after an edit."""
+    used = vocabulary(r["text"] for r in store.query("maintain/memory_turns", memory_id=memory_id))
+    gone = [{"id": r["id"]} for r in store.query("ingest/memory_terms", memory_id=memory_id) if r["word"] not in used]
+    if gone:
+        store.write("maintain/delete_terms_by_id", gone, memory_id=memory_id)
+    return len(gone)
+
+
 def ensure_vocabulary(store: GraphStore, embedder: Embedder) -> int:
     """Give a store built before it had a vocabulary (or under another ``VERSION``) the words of every stored
     turn, once; returns the words added (0 when the store records ``VERSION`` already). The ingest keeps it

@@ -46,7 +46,8 @@ NER_CONTEXT_CHARS = 60  # a run of sentences NER reads shorter than this takes t
 NER_CHUNK_CHARS = 10_000  # spaCy reads long prose in pieces (its max_length is 1,000,000 characters)
 _GREETING = re.compile(
     r"^(hey|hi|hiya|hello|yo|dear|thanks|thank you|thx|bye|goodbye|congrats|congratulations|welcome|oh|ok|okay"
-    r"|wow|haha|good (morning|night|evening|afternoon)|morning|sorry|love you|miss you)\b[\s,!.]*",
+    r"|wow|haha|good (morning|night|evening|afternoon)|morning|sorry|love you|miss you"
+    r"|yep|yup|yeah|yes|nope|sure|cool|great|awesome|ah|aw|aww|oh well|hmm|omg|lol)\b[\s,!.]*",
     re.I,
 )
 _PET = r"(dog|dogs|doggo|cat|cats|puppy|puppies|pup|kitten|kitty|pet|pets|hamster|parrot|bird|bunny|rabbit|horse|pony|turtle|tortoise|fish|guinea pig|gecko|snake|ferret)"

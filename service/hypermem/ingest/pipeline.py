@@ -46,7 +46,7 @@ from hypermem.ingest.turns import IngestInputError, embedded_text, session_hash,
 from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node_id
 from hypermem.store import GraphStore
 from hypermem.store.ids import key
-from hypermem.vocabulary import add_words
+from hypermem.vocabulary import add_words, prune_words
 
 if TYPE_CHECKING:
     from hypermem.stages import IngestStages
@@ -149,6 +149,8 @@ class Ingestor:
                 self._write(memory_id, self._plan(memory_id, sessions), progress, words)
             finally:
                 wait([words])  # a failed ingest leaves no vocabulary write running after it returns
+            if report.updated:
+                prune_words(self.store, memory_id)  # an edit may have taken the only use of a word away
         report.elapsed_s = round(time.perf_counter() - started, 3)
         return self._count(report)
 

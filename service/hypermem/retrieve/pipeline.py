@@ -252,6 +252,9 @@ class Retriever:
             raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
         if problem := text_problem(text):
             raise QueryError(f"query: {problem}")
+        if not any(ch.isalnum() for ch in text):
+            # nothing to match ("🧠🧠🧠", "?!"): the model's vector of it is noise, and flat scores stopped at the cap
+            raise QueryError("query: holds no letter or digit to search for")
         try:
             return SearchConfig.from_settings(self.settings, **overrides)
         except ValueError as exc:
