@@ -127,6 +127,7 @@ NAMES = [
     "Yuri",
 ]
 _YEAR = re.compile(r"\b(19[5-9]\d|20[0-4]\d)\b")
+PACKED_VECTORS = frozenset({"embedding_b64"})  # write-row fields holding a vector as base64 text (store.packed)
 
 
 @dataclass(frozen=True)
@@ -160,12 +161,13 @@ class Variant:
         return value
 
     def row(self, value):
-        """``value`` (a write row, list or scalar) with every string rewritten; float lists and
-        pre-formatted vectors (``preformat``) are shared."""
+        """``value`` (a write row, list or scalar) with every string rewritten; float lists, pre-formatted
+        vectors (``preformat``) and vectors packed as text (a Term's ``embedding_b64``: a name or a year may occur
+        in base64) are shared."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: self.row(v) for k, v in value.items()}
+            return {k: v if k in PACKED_VECTORS else self.row(v) for k, v in value.items()}
         if isinstance(value, list):
             if value and type(value[0]) is float:
                 return value
