@@ -76,6 +76,9 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
         out["nobody"] = error(await client.call_tool("person_timeline", {"memory_id": memory_id, "person": "Zelda"}))
         out["bad_ingest"] = error(await client.call_tool(
             "ingest_messages", {"memory_id": "mcp-stdio", "messages": [{"message_id": "1", "speaker": "A"}]}))  # fmt: skip
+        out["bad_id"] = error(
+            await client.call_tool("ingest_messages", {"memory_id": "../x", "messages": MESSAGES[:1]})
+        )
         resource = await client.read_resource(f"hypermem://memories/{memory_id}/topics")
         out["resource_topics"] = json.loads(resource.contents[0].text)["topics"]
         templates = await client.list_resource_templates()
@@ -109,6 +112,8 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert "person: no person 'Zelda' in memory" in out["nobody"]
     assert "messages" in out["bad_ingest"] and "timestamp" in out["bad_ingest"]
     assert "mcp-stdio" not in hm_service.store.memory_ids()  # refused input stored nothing
+    assert "memory_id: must be 1-128 characters" in out["bad_id"]
+    assert "../x" not in owners.all_memories(hm_service.store)
 
 
 # --- streamable HTTP with tenant keys ---------------------------------------------------------------
@@ -196,3 +201,13 @@ def test_http_tenant_ingests_queries_and_sees_only_its_memories(http_server, ten
     assert data(listed)["memories"] == []
     assert error(topics).endswith(f"memory_id: no memory {memory!r}")
     assert error(explained).endswith(f"query_id: no query {query_id!r}")
+
+
+def test_http_ingest_with_a_bad_memory_id_claims_nothing(http_server, tenant_keys, hm_service):
+    """The memory id is checked before the tenant claims it: no owner record of an id the API cannot address."""
+    calls = [("ingest_messages", {"memory_id": bad, "messages": MESSAGES[:1]}) for bad in ("../y", "bad id")]
+    *refused, listed = anyio.run(http_session, http_server, tenant_keys["acme"], [*calls, ("list_memories", {})])
+    for result in refused:
+        assert "memory_id: must be 1-128 characters of letters, digits" in error(result)
+    assert not {"../y", "bad id"} & set(data(listed)["memories"])
+    assert owners.owner_of(hm_service.store, "../y") is None and owners.owner_of(hm_service.store, "bad id") is None

@@ -32,6 +32,7 @@ from pydantic import AnyHttpUrl, Field
 
 from hypermem import browse
 from hypermem.api.schemas import IngestRequestSchema, TimelineArgsSchema
+from hypermem.ingest.pipeline import check_memory_id
 from hypermem.ingest.turns import IngestInputError, validate
 from hypermem.model import Message
 from hypermem.records import keys, owners, queries
@@ -126,7 +127,15 @@ class HypermemTools:
         ],
     ) -> dict[str, Any]:
         """Remember dialogue: ingest messages into a memory (HyperMem topics/episodes/facts, HingeMem
-        Person/Time/Location hyperedges). Returns the ingest report (counts of what was built)."""
+        Person/Time/Location hyperedges). Returns the ingest report (counts of what was built).
+
+        The memory id and every message are checked (as by ``POST /v1/memories/{memory_id}/messages``) before the
+        memory is claimed: bad input fails naming the field and leaves nothing behind, nor does a failed first ingest.
+        """
+        try:
+            check_memory_id(memory_id)
+        except IngestInputError as exc:
+            raise ToolError(str(exc)) from exc
         try:
             loaded = IngestRequestSchema().load({"messages": messages})["messages"]
         except ValidationError as exc:
@@ -136,8 +145,15 @@ class HypermemTools:
             validate(batch, self.service.settings.max_message_chars)
         except IngestInputError as exc:
             raise ToolError(f"messages: {exc}") from exc
+        claimed = self.tenant_keys and owners.owner_of(self.store, memory_id) is None
         self._memory(memory_id, claim=True)
-        return {"memory_id": memory_id, "messages": len(batch), "report": self.jobs.ingest_now(memory_id, batch)}
+        try:
+            report = self.jobs.ingest_now(memory_id, batch)
+        except BaseException:
+            if claimed:
+                owners.release_claim(self.store, memory_id)
+            raise
+        return {"memory_id": memory_id, "messages": len(batch), "report": report}
 
     def query_memory(
         self,
