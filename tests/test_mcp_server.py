@@ -79,6 +79,13 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
         out["bad_id"] = error(
             await client.call_tool("ingest_messages", {"memory_id": "../x", "messages": MESSAGES[:1]})
         )
+        out["extra"] = error(await client.call_tool(
+            "person_timeline", {"memory_id": memory_id, "person": "Caroline", "start": "2023-99-01", "x": 1}))  # fmt: skip
+        out["no_person"] = error(await client.call_tool("person_timeline", {"memory_id": memory_id}))
+        try:
+            await client.read_resource("hypermem://memories/nope/topics")
+        except Exception as exc:  # the SDK's protocol error: its text is what the client shows
+            out["no_resource"] = str(exc)
         resource = await client.read_resource(f"hypermem://memories/{memory_id}/topics")
         out["resource_topics"] = json.loads(resource.contents[0].text)["topics"]
         templates = await client.list_resource_templates()
@@ -114,6 +121,9 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert "mcp-stdio" not in hm_service.store.memory_ids()  # refused input stored nothing
     assert "memory_id: must be 1-128 characters" in out["bad_id"]
     assert "../x" not in owners.all_memories(hm_service.store)
+    assert out["extra"].endswith("unknown argument(s): 'start', 'x'")  # as the JSON API's 422 for unknown fields
+    assert out["no_person"].endswith("person: Field required")  # field: problem, no pydantic help link
+    assert out["no_resource"] == "no memory 'nope'"
 
 
 # --- streamable HTTP with tenant keys ---------------------------------------------------------------
