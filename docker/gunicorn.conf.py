@@ -2,9 +2,10 @@
 
     gunicorn -c docker/gunicorn.conf.py hypermem.api.wsgi:app
 
-The master opens the store once (``on_starting``). For the embedded FalkorDB
-(``HYPERMEM_STORE=falkordb:///PATH``) that starts the server; every worker then joins it
-(``hypermem.api.wsgi`` opens with ``keep_server=True``) and the master stops it at exit.
+The master opens the store once, when it listens and before any worker forks (``when_ready``:
+a master that cannot bind exits without ``on_exit``, so nothing is started before). For the
+embedded FalkorDB (``HYPERMEM_STORE=falkordb:///PATH``) that starts the server; every worker then
+joins it (``hypermem.api.wsgi`` opens with ``keep_server=True``) and the master stops it at exit.
 For Neo4j it checks the database answers before any worker starts.
 
 Environment: the ``HYPERMEM_*`` settings (``hypermem.config.Settings``), plus
@@ -29,8 +30,8 @@ control_socket_disable = True  # no ~/.gunicorn/gunicorn.ctl shared between inst
 _store = None  # the master's store: owns the embedded server, if any
 
 
-def on_starting(server):
-    """Open the store in the master before any worker forks (starts an embedded FalkorDB)."""
+def when_ready(server):
+    """Open the store in the master once it listens, before any worker forks (starts an embedded FalkorDB)."""
     global _store
     from hypermem.config import Settings
     from hypermem.store import open_store

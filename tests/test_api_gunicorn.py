@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from hypermem.store.embedded import EmbeddedFalkorDB
+from hypermem.store.embedded import EmbeddedFalkorDB, alive
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = "gunicorn-admin-key"
@@ -175,3 +175,27 @@ def test_a_job_accepted_before_sigterm_completes_after_gunicorn_restarts(gunicor
         assert job["status"] == "done" and job["progress"] == 60 and job["report"]["turns"] == 60, job
     finally:
         stop(again)
+
+
+def test_gunicorn_that_cannot_bind_leaves_no_server_running(tmp_path):
+    """The master starts the embedded FalkorDB once it listens (``when_ready``): a bind that fails ("Can't connect",
+    exit 1, no ``on_exit``) left the server it had started in ``on_starting`` running, adopted by init."""
+    data = tmp_path / "falkordb"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        process = start_gunicorn(tmp_path, data, taken.getsockname()[1])
+        try:
+            assert process.wait(timeout=120) != 0
+        finally:
+            stop(process)
+    log = (tmp_path / "gunicorn.log").read_text()
+    assert "Can't connect" in log, log
+    server = EmbeddedFalkorDB(data)
+    pid = int(server.pid_file.read_text() or 0) if server.pid_file.exists() else 0
+    try:
+        assert not (pid and alive(pid)), log
+        assert not server.socket_path.exists()
+    finally:
+        if pid and alive(pid):  # the server this test's gunicorn left behind
+            os.kill(pid, signal.SIGTERM)
