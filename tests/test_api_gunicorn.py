@@ -199,3 +199,25 @@ def test_gunicorn_that_cannot_bind_leaves_no_server_running(tmp_path):
     finally:
         if pid and alive(pid):  # the server this test's gunicorn left behind
             os.kill(pid, signal.SIGTERM)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("HYPERMEM_TIMEOUT", "x", "must be a whole number of at least 0, not 'x'"),
+        ("HYPERMEM_THREADS", "0", "must be a whole number of at least 1, not '0'"),
+        ("WEB_CONCURRENCY", "0", "must be a whole number of at least 1, not '0'"),  # gunicorn refuses 'abc', -1
+        ("HYPERMEM_MAX_JSON_DEPTH", "2", "Input should be greater than or equal to"),
+        ("HYPERMEM_LOCK_WAIT_S", "-1", "Input should be greater than"),
+    ],
+)
+def test_gunicorn_names_a_bad_setting_on_one_line(tmp_path, name, value, problem):
+    """As the CLI does (``error: bad setting: NAME: problem``, exit 2), before it binds or starts anything; not
+    gunicorn's "Failed to read config file" and a traceback."""
+    env = {**os.environ, "HYPERMEM_STORE": f"falkordb://{tmp_path / 'falkordb'}", name: value}
+    command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "docker" / "gunicorn.conf.py"),
+               "--bind", f"127.0.0.1:{free_port()}", "hypermem.api.wsgi:app"]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: bad setting: {name}: {problem}") and done.stderr.count("\n") == 1, done
+    assert not (tmp_path / "falkordb").exists()
