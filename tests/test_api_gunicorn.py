@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from hypermem.store.embedded import EmbeddedFalkorDB
+from hypermem.store.embedded import EmbeddedFalkorDB, alive
 
 ROOT = Path(__file__).resolve().parents[1]
 ADMIN = "gunicorn-admin-key"
@@ -175,3 +175,49 @@ def test_a_job_accepted_before_sigterm_completes_after_gunicorn_restarts(gunicor
         assert job["status"] == "done" and job["progress"] == 60 and job["report"]["turns"] == 60, job
     finally:
         stop(again)
+
+
+def test_gunicorn_that_cannot_bind_leaves_no_server_running(tmp_path):
+    """The master starts the embedded FalkorDB once it listens (``when_ready``): a bind that fails ("Can't connect",
+    exit 1, no ``on_exit``) left the server it had started in ``on_starting`` running, adopted by init."""
+    data = tmp_path / "falkordb"
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        process = start_gunicorn(tmp_path, data, taken.getsockname()[1])
+        try:
+            assert process.wait(timeout=120) != 0
+        finally:
+            stop(process)
+    log = (tmp_path / "gunicorn.log").read_text()
+    assert "Can't connect" in log, log
+    server = EmbeddedFalkorDB(data)
+    pid = int(server.pid_file.read_text() or 0) if server.pid_file.exists() else 0
+    try:
+        assert not (pid and alive(pid)), log
+        assert not server.socket_path.exists()
+    finally:
+        if pid and alive(pid):  # the server this test's gunicorn left behind
+            os.kill(pid, signal.SIGTERM)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("HYPERMEM_TIMEOUT", "x", "must be a whole number of at least 0, not 'x'"),
+        ("HYPERMEM_THREADS", "0", "must be a whole number of at least 1, not '0'"),
+        ("WEB_CONCURRENCY", "0", "must be a whole number of at least 1, not '0'"),  # gunicorn refuses 'abc', -1
+        ("HYPERMEM_MAX_JSON_DEPTH", "2", "Input should be greater than or equal to"),
+        ("HYPERMEM_LOCK_WAIT_S", "-1", "Input should be greater than"),
+    ],
+)
+def test_gunicorn_names_a_bad_setting_on_one_line(tmp_path, name, value, problem):
+    """As the CLI does (``error: bad setting: NAME: problem``, exit 2), before it binds or starts anything; not
+    gunicorn's "Failed to read config file" and a traceback."""
+    env = {**os.environ, "HYPERMEM_STORE": f"falkordb://{tmp_path / 'falkordb'}", name: value}
+    command = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "docker" / "gunicorn.conf.py"),
+               "--bind", f"127.0.0.1:{free_port()}", "hypermem.api.wsgi:app"]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: bad setting: {name}: {problem}") and done.stderr.count("\n") == 1, done
+    assert not (tmp_path / "falkordb").exists()

@@ -76,6 +76,16 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
         out["nobody"] = error(await client.call_tool("person_timeline", {"memory_id": memory_id, "person": "Zelda"}))
         out["bad_ingest"] = error(await client.call_tool(
             "ingest_messages", {"memory_id": "mcp-stdio", "messages": [{"message_id": "1", "speaker": "A"}]}))  # fmt: skip
+        out["bad_id"] = error(
+            await client.call_tool("ingest_messages", {"memory_id": "../x", "messages": MESSAGES[:1]})
+        )
+        out["extra"] = error(await client.call_tool(
+            "person_timeline", {"memory_id": memory_id, "person": "Caroline", "start": "2023-99-01", "x": 1}))  # fmt: skip
+        out["no_person"] = error(await client.call_tool("person_timeline", {"memory_id": memory_id}))
+        try:
+            await client.read_resource("hypermem://memories/nope/topics")
+        except Exception as exc:  # the SDK's protocol error: its text is what the client shows
+            out["no_resource"] = str(exc)
         resource = await client.read_resource(f"hypermem://memories/{memory_id}/topics")
         out["resource_topics"] = json.loads(resource.contents[0].text)["topics"]
         templates = await client.list_resource_templates()
@@ -109,6 +119,11 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert "person: no person 'Zelda' in memory" in out["nobody"]
     assert "messages" in out["bad_ingest"] and "timestamp" in out["bad_ingest"]
     assert "mcp-stdio" not in hm_service.store.memory_ids()  # refused input stored nothing
+    assert "memory_id: must be 1-128 characters" in out["bad_id"]
+    assert "../x" not in owners.all_memories(hm_service.store)
+    assert out["extra"].endswith("unknown argument(s): 'start', 'x'")  # as the JSON API's 422 for unknown fields
+    assert out["no_person"].endswith("person: Field required")  # field: problem, no pydantic help link
+    assert out["no_resource"] == "no memory 'nope'"
 
 
 # --- streamable HTTP with tenant keys ---------------------------------------------------------------
@@ -196,3 +211,13 @@ def test_http_tenant_ingests_queries_and_sees_only_its_memories(http_server, ten
     assert data(listed)["memories"] == []
     assert error(topics).endswith(f"memory_id: no memory {memory!r}")
     assert error(explained).endswith(f"query_id: no query {query_id!r}")
+
+
+def test_http_ingest_with_a_bad_memory_id_claims_nothing(http_server, tenant_keys, hm_service):
+    """The memory id is checked before the tenant claims it: no owner record of an id the API cannot address."""
+    calls = [("ingest_messages", {"memory_id": bad, "messages": MESSAGES[:1]}) for bad in ("../y", "bad id")]
+    *refused, listed = anyio.run(http_session, http_server, tenant_keys["acme"], [*calls, ("list_memories", {})])
+    for result in refused:
+        assert "memory_id: must be 1-128 characters of letters, digits" in error(result)
+    assert not {"../y", "bad id"} & set(data(listed)["memories"])
+    assert owners.owner_of(hm_service.store, "../y") is None and owners.owner_of(hm_service.store, "bad id") is None

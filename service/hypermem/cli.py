@@ -81,6 +81,7 @@ def _run_app() -> None:
     """The typer app, with known user errors as one line on stderr and exit 2."""
     from pydantic import ValidationError
 
+    from hypermem.config import setting_problems
     from hypermem.embed import EmbeddingModelError
     from hypermem.ingest.locomo import LocomoFormatError
     from hypermem.ingest.turns import IngestInputError
@@ -97,11 +98,7 @@ def _run_app() -> None:
         typer.echo(visible(f"error: {exc}", one_line=True), err=True)
         raise SystemExit(2) from None
     except ValidationError as exc:
-        problems = "; ".join(
-            f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg'].removeprefix('Value error, ')}"
-            for e in exc.errors()
-        )
-        typer.echo(visible(f"error: bad setting: {problems}", one_line=True), err=True)
+        typer.echo(visible(f"error: bad setting: {setting_problems(exc)}", one_line=True), err=True)
         raise SystemExit(2) from None
 
 

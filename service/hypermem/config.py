@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from hypermem.retrieve.config import SEARCH_FIELDS
@@ -25,6 +25,15 @@ def _search_setting(name: str) -> Any:
     spec = SEARCH_FIELDS[name]
     low, high = spec.bounds or (None, None)
     return Field(default=spec.default, ge=low, le=high, description=spec.help)
+
+
+def setting_problems(exc: ValidationError) -> str:
+    """A ``Settings`` validation error on one line, each bad variable named: ``HYPERMEM_NAME: problem; ...``
+    (what the CLI and gunicorn print after ``error: bad setting:``)."""
+    return "; ".join(
+        f"HYPERMEM_{'_'.join(map(str, e['loc'])).upper()}: {e['msg'].removeprefix('Value error, ')}"
+        for e in exc.errors()
+    )
 
 
 class Settings(BaseSettings):

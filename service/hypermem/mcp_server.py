@@ -12,7 +12,9 @@ Transports (``hypermem mcp``): stdio, for a local agent that runs the server its
 memory of the store as the CLI does; streamable HTTP (``--http``) needs a tenant key of the
 JSON API (``Authorization: Bearer hmk_...``, checked by ``hypermem.records.keys``), refuses any other
 request with 401, and gives a tenant only its own memories (another tenant's memory is "not
-found", as in the JSON API). A tool's bad input fails the call with a message naming the field.
+found", as in the JSON API). A tool's bad input fails the call with a message naming the field
+(``field: problem``), an argument the tool does not take too; reading the topics of an unknown
+memory fails with "no memory ...".
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ from marshmallow import ValidationError
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import AnyHttpUrl, Field
+from pydantic import ValidationError as ArgumentsError
 
 from hypermem import browse
 from hypermem.api.schemas import IngestRequestSchema, TimelineArgsSchema
+from hypermem.ingest.pipeline import check_memory_id
 from hypermem.ingest.turns import IngestInputError, validate
 from hypermem.model import Message
 from hypermem.records import keys, owners, queries
@@ -70,6 +75,28 @@ def _search_field(name: str) -> Any:
     spec = SEARCH_FIELDS[name]
     low, high = spec.bounds or (None, None)
     return Field(ge=low, le=high, description=spec.help)
+
+
+class HypermemServer(MCPServer):
+    """``MCPServer`` whose tools refuse arguments they do not take (as the JSON API answers 422 for an unknown
+    field) and whose argument errors read ``field: problem; ...`` (pydantic's, without its help links)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """``MCPServer.call_tool``; raises ``ToolError`` naming every unknown argument before the tool runs."""
+        schema = self._tool_input_schema(name)
+        unknown = sorted(set(arguments) - set(schema["properties"])) if schema is not None else []
+        if unknown:
+            raise ToolError(f"Error executing tool {name}: unknown argument(s): {', '.join(map(repr, unknown))}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ArgumentsError):
+                raise
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in cause.errors())
+            raise ToolError(f"Error executing tool {name}: {problems}") from cause
 
 
 class HypermemTools:
@@ -126,7 +153,15 @@ class HypermemTools:
         ],
     ) -> dict[str, Any]:
         """Remember dialogue: ingest messages into a memory (HyperMem topics/episodes/facts, HingeMem
-        Person/Time/Location hyperedges). Returns the ingest report (counts of what was built)."""
+        Person/Time/Location hyperedges). Returns the ingest report (counts of what was built).
+
+        The memory id and every message are checked (as by ``POST /v1/memories/{memory_id}/messages``) before the
+        memory is claimed: bad input fails naming the field and leaves nothing behind, nor does a failed first ingest.
+        """
+        try:
+            check_memory_id(memory_id)
+        except IngestInputError as exc:
+            raise ToolError(str(exc)) from exc
         try:
             loaded = IngestRequestSchema().load({"messages": messages})["messages"]
         except ValidationError as exc:
@@ -136,8 +171,15 @@ class HypermemTools:
             validate(batch, self.service.settings.max_message_chars)
         except IngestInputError as exc:
             raise ToolError(f"messages: {exc}") from exc
+        claimed = self.tenant_keys and owners.owner_of(self.store, memory_id) is None
         self._memory(memory_id, claim=True)
-        return {"memory_id": memory_id, "messages": len(batch), "report": self.jobs.ingest_now(memory_id, batch)}
+        try:
+            report = self.jobs.ingest_now(memory_id, batch)
+        except BaseException:
+            if claimed:
+                owners.release_claim(self.store, memory_id)
+            raise
+        return {"memory_id": memory_id, "messages": len(batch), "report": report}
 
     def query_memory(
         self,
@@ -214,11 +256,15 @@ class HypermemTools:
         return json.dumps(self.list_memories())
 
     def topics_resource(self, memory_id: str) -> str:
-        """JSON of a memory's first 200 topics."""
-        return json.dumps(self.list_topics(memory_id, limit=200), ensure_ascii=False)
+        """JSON of a memory's first 200 topics; ``ResourceNotFoundError`` ("no memory ...") for one the caller
+        may not read."""
+        try:
+            return json.dumps(self.list_topics(memory_id, limit=200), ensure_ascii=False)
+        except ToolError as exc:
+            raise ResourceNotFoundError(f"no memory {memory_id!r}") from exc
 
 
-def build_server(service: MemoryService, *, http_url: str | None = None) -> tuple[MCPServer, HypermemTools]:
+def build_server(service: MemoryService, *, http_url: str | None = None) -> tuple[HypermemServer, HypermemTools]:
     """The MCP server over ``service``. ``http_url`` (``http://host:port``) turns on tenant keys
     for streamable HTTP; without it the server is for stdio. Returns the server and its tools
     (``tools.jobs.close()`` at shutdown)."""
@@ -235,7 +281,7 @@ def build_server(service: MemoryService, *, http_url: str | None = None) -> tupl
                 validate_token_resource=False,
             ),
         }
-    server = MCPServer("hypermem", instructions=INSTRUCTIONS, version=version("hypermem"), **options)
+    server = HypermemServer("hypermem", instructions=INSTRUCTIONS, version=version("hypermem"), **options)
     for tool in (tools.list_memories, tools.ingest_messages, tools.query_memory, tools.explain_query,
                  tools.list_topics, tools.person_timeline):  # fmt: skip
         server.tool()(tool)
