@@ -33,6 +33,7 @@ import unicodedata
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,6 +51,7 @@ log = logging.getLogger(__name__)
 MIN_LETTERS = 3
 VERSION = 1  # of the word rule (``words``); a store recording another version gets its vocabulary added again
 LOOKUP_BATCH = 2000  # Term ids (or keys) per lookup query
+WORDS_CACHE = 50_000  # texts whose words ``words`` keeps
 WORD_CACHE_SIZE = 8192  # word vectors kept per process: ~13 MB at 384 float32 dimensions
 MAX_LETTERS = 24  # longer letter runs are identifiers, hashes or base64, not words with a neighbourhood
 _WORD = re.compile(rf"(?<![^\W\d_])[^\W\d_]{{{MIN_LETTERS},{MAX_LETTERS}}}(?![^\W\d_])")
@@ -59,8 +61,14 @@ _INVISIBLE = re.compile("[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]")  # soft hyph
 
 def words(text: str) -> list[str]:
     """Content words of ``text``, lowercase, in order of first appearance, each once."""
+    return list(_words(text))
+
+
+@lru_cache(maxsize=WORDS_CACHE)
+def _words(text: str) -> tuple[str, ...]:
+    """``words``, cached: every query's turn ranker reads the words of the same stored turns again."""
     found = (w for w in _WORD.findall(_INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).lower()))
-    return list(dict.fromkeys(w for w in found if w not in STOP))
+    return tuple(dict.fromkeys(w for w in found if w not in STOP))
 
 
 def vocabulary(texts: Iterable[str]) -> set[str]:

@@ -50,6 +50,7 @@ import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -86,6 +87,12 @@ def specific_names(text: str, speakers: Collection[str]) -> tuple[int, bool]:
     """``(count, quoted)`` for the turn ``text`` (an image caption, from "[shares", left out): the capitalised words
     that do not open a sentence, are no speaker's name or its prefix ("Mel" of Melanie; ``speakers`` lowercase,
     a possessive "'s" ignored) nor "I", "Hey" and the like; and whether it quotes a capitalised title."""
+    return _specific_names(text, frozenset(speakers))
+
+
+@lru_cache(maxsize=50_000)
+def _specific_names(text: str, speakers: frozenset[str]) -> tuple[int, bool]:
+    """``specific_names``, cached: every query reads the same stored turns again."""
     body = text.split("[shares")[0]
     starts = {m.end() for m in _SENTENCE_START.finditer(body)}
     count = 0
