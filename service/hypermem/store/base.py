@@ -67,6 +67,7 @@ class GraphStore(ABC):
         self._vocabularies = VocabularyMatrices()
         self._starved: dict[tuple[str, str], float] = {}  # (ANN statement, memory_id) -> until when to skip it
         self._share_known: dict[tuple[str, str], float] = {}  # (ANN statement, memory_id) -> until when
+        self._counts: dict[str, tuple[float, dict[str, int]]] = {}  # memory_id or "" (the store) -> (until, counts)
         self.write_batch_size = write_batch_size
         self.vector_write_batch_size = vector_write_batch_size
         self.vector_oversample = vector_oversample
@@ -257,11 +258,22 @@ class GraphStore(ABC):
         1 / ``vector_oversample`` of the store's: the ANN's ``k * vector_oversample`` global neighbours would then
         hold fewer than ``k`` of the memory's nodes even if its vectors were spread like the others', so it starves
         (1,000 memories in one store: each is 0.1% of every index)."""
-        mine = self.run_cypher(self.dialect.label_count(label, in_memory=True), {"memory_id": memory_id})[0]["count"]
-        if mine >= EXACT_FIRST_MAX_NODES:
-            return False
-        total = self.run_cypher(self.dialect.label_count(label, in_memory=False))[0]["count"]
-        return mine * self.vector_oversample < total
+        mine = self._vector_label_counts(memory_id)[label]
+        return mine < EXACT_FIRST_MAX_NODES and mine * self.vector_oversample < self._vector_label_counts("")[label]
+
+    def _vector_label_counts(self, memory_id: str) -> dict[str, int]:
+        """Nodes per vector-indexed label of ``memory_id`` (of the whole store for ""), one statement for every
+        label, kept ``SHARE_SECONDS``."""
+        now = time.monotonic()
+        until, counts = self._counts.get(memory_id, (0.0, {}))
+        if now >= until:
+            labels = sorted({label for label, _ in VECTOR_INDEXES})
+            cypher = self.dialect.label_counts(labels, in_memory=bool(memory_id))
+            counts = {r["label"]: int(r["count"]) for r in self.run_cypher(cypher, {"memory_id": memory_id})}
+            if len(self._counts) > 10_000:
+                self._counts.clear()
+            self._counts[memory_id] = (now + SHARE_SECONDS, counts)
+        return counts
 
     @staticmethod
     def _remember(memo: dict[tuple[str, str], float], key: tuple[str, str], seconds: float) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 
 from hypermem.model import BORROWED_VECTORS, KEY_INDEXES, LABELS, SEARCH_LABELS, UNINDEXED_VECTORS, VECTOR_INDEXES
 
@@ -94,12 +95,15 @@ class Dialect(ABC):
             f"RETURN node.id AS id, {self._cosine(prop)} AS score ORDER BY score DESC, id LIMIT $k"
         )
 
-    def label_count(self, label: str, in_memory: bool) -> str:
-        """How many ``label`` nodes the store holds (both engines answer from label statistics), or with
-        ``in_memory`` how many of them one memory holds (its memory_id index). Params: memory_id. Returns count."""
-        label = _checked_label(label, allowed=LABELS)
+    def label_counts(self, labels: Sequence[str], in_memory: bool) -> str:
+        """How many nodes of each of ``labels`` the store holds (both engines answer from label statistics), or
+        with ``in_memory`` how many of them one memory holds (each label's memory_id index), in one statement.
+        Params: memory_id. Returns label, count."""
         where = " WHERE n.memory_id = $memory_id" if in_memory else ""
-        return f"MATCH (n:{label}){where} RETURN count(n) AS count"
+        return " UNION ALL ".join(
+            f"MATCH (n:{_checked_label(label, allowed=LABELS)}){where} RETURN '{label}' AS label, count(n) AS count"
+            for label in labels
+        )
 
     def vector_ann_borrowed(self, label: str, prop: str) -> str:
         """ANN over the owners of a borrowed vector (``model.BORROWED_VECTORS``), each hit mapped to the
