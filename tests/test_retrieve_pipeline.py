@@ -364,8 +364,10 @@ def test_a_query_never_returns_another_memory(twins, memory, own, foreign, overr
         ("   ", {}, "query"),
         ("x" * 2001, {}, "query"),
         (None, {}, "query"),
-        ("🧠🧠🧠", {}, "query"),  # no letter or digit: nothing to search for
+        ("🧠🧠🧠", {}, "query"),  # no word to search for
         ("?! ...", {}, "query"),
+        ("🧠 a", {}, "query"),
+        ("is it?", {}, "query"),  # stop words only
         ("When?", {"k_topic": 0}, "k_topic"),
         ("When?", {"k_fact": 501}, "k_fact"),
         ("When?", {"turn_budget": "ten"}, "turn_budget"),

@@ -218,14 +218,27 @@ def test_weights_files(tmp_path):
         TurnRankerModel({"hierarchy": 1.0}, 0.0)
 
 
+HELD = frozenset({"locker", "code", "pool", "fix", "work", "peak", "traffic", "tell"})  # a memory's terms
+
+
 @pytest.mark.parametrize(
-    ("query", "text", "expected"),
+    ("query", "text", "held", "expected"),
     [
-        ("What is my locker code?", "My locker code is 4512.", True),  # my, locker, code: 3 of what, my, locker, code
-        ("What was the pool fix that worked at peak traffic?", "Thanks, the pool fix worked at peak traffic.", True),
-        ("What was the pool fix that worked at peak traffic?", "The pool fix is in.", False),  # 2 of 6 terms
-        ("the of and", "the of and", False),  # no BM25 term at all
+        ("What is my locker code?", "My locker code is 4512.", HELD, True),  # "what", "my": no memory terms
+        ("What is my locker code at the gym?", "My locker code is 4512.", HELD, True),  # no "gym" in the memory
+        ("What is my locker code at the gym?", "My locker code is 4512.", HELD | {"gym"}, True),  # 2 of 3
+        ("tell me the locker code", "My locker code is 4512.", HELD, True),
+        (
+            "What was the pool fix that worked at peak traffic?",
+            "Thanks, the pool fix worked at peak traffic.",
+            HELD,
+            True,
+        ),
+        ("What was the pool fix that worked at peak traffic?", "The pool fix is in.", HELD, False),  # 2 of 5
+        ("locker combination", "My locker code is 4512.", HELD | {"combin"}, False),  # 1 of 2
+        ("the of and", "the of and", HELD, False),  # no BM25 term at all
+        ("gym", "the gym", frozenset(), False),  # the memory holds none of the query's terms
     ],
 )
-def test_exact_match_needs_three_quarters_of_the_query_s_terms(query, text, expected):
-    assert exact_match(query, text) is expected
+def test_exact_match_needs_two_thirds_of_the_query_terms_the_memory_holds(query, text, held, expected):
+    assert exact_match(query, text, held) is expected

@@ -291,3 +291,23 @@ def test_an_edited_message_takes_its_old_words_out_of_the_vocabulary(hm_service)
         assert "zanzibar" not in expansion and "lover" not in expansion
     finally:
         hm_service.delete_memory(memory)
+
+
+def test_a_cached_vocabulary_follows_an_edit_that_swaps_words(hm_service):
+    """A second fresh user's case: a running server's copy of the vocabulary is checked by word count and
+    generation; an edit that removes words and adds as many or more left it stale (the old words kept expanding
+    queries, the new ones were missing). Removing words gives the memory a new generation."""
+    at = datetime(2024, 5, 1, 10)
+    memory = f"swap-{uuid.uuid4().hex[:8]}"
+    hm_service.ingest_messages(memory, [Message("1", "Ana", "My locker code is 4512.", at, "s1"),
+                                        Message("2", "Ben", "Noted, thanks.", at, "s1")])  # fmt: skip
+    try:
+        assert {"locker", "code"} <= set(hm_service.store.vocabulary(memory).words)  # cached in this process
+        hm_service.ingest_messages(memory, [Message("1", "Ana", "My bicycle padlock combination is 7781.", at, "s1")])
+        words_now = set(hm_service.store.vocabulary(memory).words)
+        assert {"bicycle", "padlock", "combination"} <= words_now and not {"locker", "code"} & words_now
+        hm_service.ingest_messages(memory, [Message("1", "Ana", "My canoe paddle cracked 7781.", at, "s1")])  # 3 for 3
+        words_now = set(hm_service.store.vocabulary(memory).words)
+        assert {"canoe", "paddle", "cracked"} <= words_now and not {"bicycle", "padlock", "combination"} & words_now
+    finally:
+        hm_service.delete_memory(memory)

@@ -158,11 +158,14 @@ def add_words(
 def prune_words(store: GraphStore, memory_id: str) -> int:
     """Remove the words of ``memory_id``'s vocabulary that no turn of it uses any more (an edited message took
     them away: its old words must not keep shaping, and showing in, the memory's expansions); returns how many.
-    Reads every turn of the memory, so an ingest calls it only after an edit."""
+    Reads every turn of the memory, so an ingest calls it only after an edit. Removing words gives the memory's
+    Terms a new ``generation``: every process's cached copy (``store.vocabulary_matrix``, checked by word count and
+    generation) is then reloaded, also when words added beside the removed ones left the count as it was."""
     used = vocabulary(r["text"] for r in store.query("maintain/memory_turns", memory_id=memory_id))
     gone = [{"id": r["id"]} for r in store.query("ingest/memory_terms", memory_id=memory_id) if r["word"] not in used]
     if gone:
         store.write("maintain/delete_terms_by_id", gone, memory_id=memory_id)
+        store.query("maintain/restamp_terms", memory_id=memory_id, generation=uuid.uuid4().hex)
     return len(gone)
 
 

@@ -46,7 +46,7 @@ from hypermem.retrieve.turn_ranker import (
     feature_matrix,
     load_model,
 )
-from hypermem.store import GraphStore
+from hypermem.store import GraphStore, bm25
 from hypermem.store.base import Hit
 from hypermem.text import is_blank, text_problem
 
@@ -252,9 +252,9 @@ class Retriever:
             raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
         if problem := text_problem(text):
             raise QueryError(f"query: {problem}")
-        if not any(ch.isalnum() for ch in text):
-            # nothing to match ("🧠🧠🧠", "?!"): the model's vector of it is noise, and flat scores stopped at the cap
-            raise QueryError("query: holds no letter or digit to search for")
+        if not bm25.analyze(text):
+            # nothing to match ("🧠🧠🧠", "the", "is it?"): its vector is noise, and flat scores stopped at the cap
+            raise QueryError("query: holds no word to search for (only stop words, symbols or single letters)")
         try:
             return SearchConfig.from_settings(self.settings, **overrides)
         except ValueError as exc:
@@ -477,7 +477,8 @@ class Retriever:
             order = sorted(range(len(candidates)), key=lambda i: -logits[i])
             best_bm25 = [c for c in legs[0].turn_bm25[:1] if c in candidates]
             first = candidates.index(best_bm25[0]) if best_bm25 else None
-            if first is not None and exact_match(text, details[candidates[first]]["text"]):
+            held = self.store.vocabulary(memory_id).stems if first is not None else frozenset()
+            if first is not None and exact_match(text, details[candidates[first]]["text"], held):
                 order = [first] + [i for i in order if i != first]  # hypermem.retrieve.turn_ranker.exact_match
             else:
                 first = None

@@ -258,8 +258,9 @@ class GraphStore(ABC):
         1 / ``vector_oversample`` of the store's: the ANN's ``k * vector_oversample`` global neighbours would then
         hold fewer than ``k`` of the memory's nodes even if its vectors were spread like the others', so it starves
         (1,000 memories in one store: each is 0.1% of every index)."""
-        mine = self._vector_label_counts(memory_id)[label]
-        return mine < EXACT_FIRST_MAX_NODES and mine * self.vector_oversample < self._vector_label_counts("")[label]
+        mine = self._vector_label_counts(memory_id).get(label, 0)  # a label no node has yet may give no row
+        total = self._vector_label_counts("").get(label, 0)
+        return mine < EXACT_FIRST_MAX_NODES and mine * self.vector_oversample < total
 
     def _vector_label_counts(self, memory_id: str) -> dict[str, int]:
         """Nodes per vector-indexed label of ``memory_id`` (of the whole store for ""), one statement for every

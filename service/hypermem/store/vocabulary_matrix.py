@@ -20,11 +20,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from hypermem.store import bm25
 from hypermem.store.packed import unpack_vectors
 
 if TYPE_CHECKING:
@@ -42,6 +44,11 @@ class Vocabulary:
     vectors: npt.NDArray[np.float32]  # (len(words), dimension), unit rows
     count: int
     generation: str | None
+
+    @cached_property
+    def stems(self) -> frozenset[str]:
+        """The BM25 terms (``hypermem.store.bm25.analyze``) of the memory's words: the query terms it holds."""
+        return frozenset(stem for word in self.words for stem in bm25.analyze(word))
 
     def nearest(self, words: Sequence[str], k: int,
                 vectors: Mapping[str, Sequence[float] | npt.NDArray[np.floating]] | None = None,
