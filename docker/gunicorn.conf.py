@@ -54,7 +54,18 @@ try:
 except ValidationError as exc:
     _bad_setting(setting_problems(exc))
 
-bind = os.environ.get("HYPERMEM_BIND", "0.0.0.0:8000")
+def _bind(given: str) -> str:
+    """``HYPERMEM_BIND`` as gunicorn takes it (``HOST:PORT``, ``[IPv6]:PORT`` or ``unix:PATH``), its port 0-65535
+    (gunicorn's own check of a larger one is a traceback)."""
+    if given.startswith("unix:") or ":" not in given:
+        return given
+    port = given.rsplit(":", 1)[1]
+    if not port.isdigit() or int(port) > 65535:
+        _bad_setting(f"HYPERMEM_BIND: the port must be a whole number 0-65535, not {port!r} (in {given!r})")
+    return given
+
+
+bind = _bind(os.environ.get("HYPERMEM_BIND", "0.0.0.0:8000"))
 workers = _whole_number("WEB_CONCURRENCY", 2, 1)
 worker_class = "gthread"
 threads = _whole_number("HYPERMEM_THREADS", 4, 1)

@@ -209,6 +209,7 @@ def test_gunicorn_that_cannot_bind_leaves_no_server_running(tmp_path):
         ("WEB_CONCURRENCY", "0", "must be a whole number of at least 1, not '0'"),  # gunicorn refuses 'abc', -1
         ("HYPERMEM_MAX_JSON_DEPTH", "2", "Input should be greater than or equal to"),
         ("HYPERMEM_LOCK_WAIT_S", "-1", "Input should be greater than"),
+        ("HYPERMEM_BIND", "127.0.0.1:99999", "the port must be a whole number 0-65535, not '99999'"),
     ],
 )
 def test_gunicorn_names_a_bad_setting_on_one_line(tmp_path, name, value, problem):
