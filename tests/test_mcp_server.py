@@ -117,7 +117,8 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert out["bad_order"].endswith("to: must not be before 'from'")
     assert out["unknown"].endswith("memory_id: no memory 'no-such-memory'")
     assert "person: no person 'Zelda' in memory" in out["nobody"]
-    assert "messages" in out["bad_ingest"] and "timestamp" in out["bad_ingest"]
+    assert "ingest_messages: messages[0].text: Missing data" in out["bad_ingest"]  # a field path, not nested JSON
+    assert "messages[0].timestamp: Missing data for required field." in out["bad_ingest"]
     assert "mcp-stdio" not in hm_service.store.memory_ids()  # refused input stored nothing
     assert "memory_id: must be 1-128 characters" in out["bad_id"]
     assert "../x" not in owners.all_memories(hm_service.store)

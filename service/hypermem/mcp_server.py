@@ -53,6 +53,26 @@ INSTRUCTIONS = (
 MCP_PATH = "/mcp"
 
 
+def _field_problems(errors: object, path: str = "") -> str:
+    """marshmallow's nested error messages as ``field: problem`` parts joined by "; ", each field a path
+    ("messages[0].timestamp: Missing data for required field.") instead of nested JSON."""
+    if isinstance(errors, dict):
+        parts = []
+        for key, value in errors.items():
+            where = (
+                f"{path}[{key}]"
+                if isinstance(key, int) or str(key).isdigit()
+                else f"{path}.{key}"
+                if path
+                else str(key)
+            )
+            parts.append(_field_problems(value, where))
+        return "; ".join(parts)
+    if isinstance(errors, list):
+        return f"{path}: {' '.join(map(str, errors))}"
+    return f"{path}: {errors}"
+
+
 class TenantKeyVerifier:
     """The SDK's ``TokenVerifier`` for the JSON API's tenant keys: ``client_id`` is the tenant.
 
@@ -165,7 +185,7 @@ class HypermemTools:
         try:
             loaded = IngestRequestSchema().load({"messages": messages})["messages"]
         except ValidationError as exc:
-            raise ToolError(f"messages: {json.dumps(exc.messages)}") from exc
+            raise ToolError(_field_problems(exc.messages)) from exc
         batch = [Message(**message) for message in loaded]
         try:
             validate(batch, self.service.settings.max_message_chars)
