@@ -98,3 +98,11 @@ def test_cv_without_parts_reports_the_folds_only(labelled, tmp_path):
     cv = json.loads((out / "cv.json").read_text())
     assert cv["parts"] == {} and len(cv["folds"]) == 2
     assert "Parts on held-out folds" not in (out / "cv.md").read_text()
+
+
+def test_cv_on_one_conversation_names_the_file_not_folds(labelled, tmp_path):
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(json.loads(labelled.read_text())[:1]))
+    result = CliRunner().invoke(app, ["eval", "cv", str(one), "--out", str(tmp_path / "cv"), "--no-parts"])
+    assert result.exit_code == 2 and "cross-validation needs 2 or more" in result.output, result.output
+    assert "--folds" not in result.output and not (tmp_path / "cv").exists()

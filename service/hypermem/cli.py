@@ -486,6 +486,10 @@ def eval_cv(
     if not os.path.isfile(path):
         raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}", param_hint="PATH")
     conversations = load_locomo(path)
+    if len(conversations) < 2:
+        raise typer.BadParameter(
+            f"{path!r} holds {len(conversations)} conversation: cross-validation needs 2 or more", param_hint="PATH"
+        )
     target = _output_dir(out)  # after the file's checks: a refused run makes nothing
     try:
         groups = folds_of([c.sample_id for c in conversations], folds or len(conversations))
