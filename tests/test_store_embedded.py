@@ -139,6 +139,27 @@ def test_a_silent_server_that_uses_cpu_is_loading_not_hung(tmp_path, monkeypatch
             loading.kill()
 
 
+def test_a_server_silent_past_the_load_limit_is_hung_even_while_it_uses_cpu(tmp_path, monkeypatch):
+    """A runaway server that spins without ever answering is not loading forever: past ``LOAD_LIMIT_S`` of silence
+    it is replaced. Here a stand-in computing for 60 s, against a limit of 2 s."""
+    monkeypatch.setattr(embedded, "BUSY_GRACE_S", 1.0)
+    monkeypatch.setattr(embedded, "LOAD_LIMIT_S", 2.0)
+    data_dir = tmp_path / "db"
+    data_dir.mkdir()
+    code = "import time\nend = time.time() + 60\nwhile time.time() < end: pass"
+    spinning = subprocess.Popen([sys.executable, "-c", code, "redis-server", str(data_dir)])
+    (data_dir / "server.pid").write_text(str(spinning.pid))
+    started = time.monotonic()
+    try:
+        with FalkorDBStore(data_dir) as store:
+            assert time.monotonic() - started < 30  # gave up on it after the limit, not after its 60 s
+            store.write("write/elements", ROWS[:1])
+        assert spinning.wait(10) == -signal.SIGKILL  # stopped as a hung server of this directory
+    finally:
+        if spinning.poll() is None:
+            spinning.kill()
+
+
 def test_a_busy_server_is_waited_for_not_replaced(tmp_path):
     """A server silent for a few seconds (here CLIENT PAUSE; at scale, forking for an append-only-file
     rewrite) is joined once it answers again: a joining process does not kill it."""

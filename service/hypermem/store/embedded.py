@@ -42,6 +42,7 @@ _SOCKET_PATH_MAX = 100  # sun_path is 108 bytes on Linux
 #: answers LOADING is never replaced: it is reading its data (minutes for a store of 1M facts).
 BUSY_GRACE_S = 30.0  # silent this long without using CPU: the server is hung
 PROGRESS_LOG_S = 15.0  # a server loading its data is reported this often
+LOAD_LIMIT_S = 3600.0  # a server silent this long is hung even while it uses CPU (1M facts load in ~10 min)
 
 
 class EmbeddedServerError(StoreError):
@@ -86,7 +87,11 @@ class _Silence:
         self.quiet_since = time.monotonic()
 
     def quiet_for(self) -> float:
+        """Seconds silent and idle; past ``LOAD_LIMIT_S`` of silence in all, every second counts (a runaway
+        server that spins is hung too)."""
         now = time.monotonic()
+        if now - self.started >= LOAD_LIMIT_S:
+            return now - self.quiet_since + LOAD_LIMIT_S
         ticks = _cpu_ticks(self.pid) if self.pid else None
         if ticks is not None and self.ticks is not None and ticks > self.ticks:
             self.quiet_since = now
