@@ -201,7 +201,7 @@ def test_word_match_is_each_query_words_best_cosine_with_a_word_of_the_turn(voca
     service.ingest_messages("match", [Message(str(i), who, text, at, "s1") for i, (who, text) in enumerate(texts, 1)])
     expander = QueryExpander(service.store, service.embedder)
     assert expander.query_words("Which books has Ann read?", ["Ann"]) == ["books", "read"]
-    match = expander.word_match("match", "Which books has Ann read?", ["Ann"],
+    match = expander.word_match(service.store.vocabulary("match"), "Which books has Ann read?", ["Ann"],
                                 {"t1": texts[0][1], "t2": texts[1][1], "t3": "Ann!"})  # fmt: skip
     assert set(match) == {"t1", "t2"}  # "Ann!" has no word of the vocabulary (the dialogue never says "ann")
     unit = {w: v / np.linalg.norm(v) for w, v in zip(
@@ -213,8 +213,10 @@ def test_word_match_is_each_query_words_best_cosine_with_a_word_of_the_turn(voca
     assert match["t1"] == pytest.approx((max(best), sum(best) / 2), abs=1e-4)
     nice = [float(unit[q] @ unit["nice"]) for q in ("books", "read")]
     assert match["t2"] == pytest.approx((max(nice), sum(nice) / 2), abs=1e-4)
-    assert expander.word_match("match", "Who is Ann?", ["Ann"], {"t1": texts[0][1]}) == {}
-    assert expander.word_match("no-such-memory", "Which books?", [], {"t1": texts[0][1]}) == {}
+    assert expander.word_match(service.store.vocabulary("match"), "Who is Ann?", ["Ann"], {"t1": texts[0][1]}) == {}
+    assert (
+        expander.word_match(service.store.vocabulary("no-such-memory"), "Which books?", [], {"t1": texts[0][1]}) == {}
+    )
 
 
 def test_ingest_adds_the_dialogues_words_to_the_vocabulary(hm_service, hm_ingested):

@@ -23,6 +23,7 @@ import numpy as np
 from hypermem.embed import Embedder
 from hypermem.store import GraphStore
 from hypermem.store.bm25 import MAX_EXPANDED_WORDS, MAX_QUERY_WORDS, analyze
+from hypermem.store.vocabulary_matrix import Vocabulary
 from hypermem.vocabulary import word_vectors, words
 
 NEIGHBOURS = 30  # vocabulary words looked up per query word
@@ -42,14 +43,14 @@ class QueryExpander:
         names = {part for p in persons for part in words(p)}
         return [w for w in words(query) if w not in names][:MAX_QUERY_WORDS]
 
-    def word_match(self, memory_id: str, query: str, persons: Collection[str],
+    def word_match(self, vocabulary: Vocabulary, query: str, persons: Collection[str],
                    texts: Mapping[str, str]) -> dict[str, tuple[float, float]]:  # fmt: skip
         """``{turn id: (max, mean)}`` over the query's words (``query_words``) of each word's best cosine with a
         word of the turn's ``texts[turn id]`` that the memory's vocabulary holds: the turn ranker's
         ``word_match_max`` and ``word_match_mean`` (a turn about "sushi" for a query about "foods"). ``{}`` when the
-        query has no content word or the memory no vocabulary; a turn with no vocabulary word is left out."""
+        query has no content word or the memory no vocabulary; a turn with no vocabulary word is left out.
+        ``vocabulary``: the memory's (``GraphStore.vocabulary``), checked once per query by its caller."""
         own = self.query_words(query, persons)
-        vocabulary = self.store.vocabulary(memory_id)
         if not own or not vocabulary.words:
             return {}
         unknown = [w for w in own if w not in vocabulary.rows]

@@ -48,6 +48,7 @@ from hypermem.retrieve.turn_ranker import (
 )
 from hypermem.store import GraphStore, bm25
 from hypermem.store.base import Hit
+from hypermem.store.vocabulary_matrix import Vocabulary
 from hypermem.text import is_blank, text_problem
 
 if TYPE_CHECKING:
@@ -242,7 +243,8 @@ class Retriever:
         facts = self._hierarchy(memory_id, text, vector, cfg, analysis, lambda _: None)[2]
         sources = [source for source, _ in self._hierarchy_turns(facts).values()]
         legs = self._start_memory_wide_legs(memory_id, text, vector, analysis.persons).result()
-        candidates, rows, details = self._turn_candidates(memory_id, text, sources, analysis, legs)
+        vocabulary = self.store.vocabulary(memory_id)
+        candidates, rows, details = self._turn_candidates(memory_id, text, sources, analysis, legs, vocabulary)
         return [details[c]["dia_id"] for c in candidates], rows
 
     def _config(self, text: str, overrides: dict) -> SearchConfig:
@@ -469,16 +471,16 @@ class Retriever:
         probability: np.ndarray | None = None
         if cfg.turn_ranker == "learned":
             assert legs is not None, "query starts the memory-wide legs whenever the learned ranker runs"
+            vocabulary = self.store.vocabulary(memory_id)  # one check of it per query: word match, exact match
             candidates, rows, details = self._turn_candidates(
-                memory_id, text, [source for source, _ in hierarchy.values()], analysis, legs
+                memory_id, text, [source for source, _ in hierarchy.values()], analysis, legs, vocabulary
             )
             logits = self.turn_ranker.score(rows)
             probability = self.turn_ranker.probability(logits)
             order = sorted(range(len(candidates)), key=lambda i: -logits[i])
             best_bm25 = [c for c in legs[0].turn_bm25[:1] if c in candidates]
             first = candidates.index(best_bm25[0]) if best_bm25 else None
-            held = self.store.vocabulary(memory_id).stems if first is not None else frozenset()
-            if first is not None and exact_match(text, details[candidates[first]]["text"], held):
+            if first is not None and exact_match(text, details[candidates[first]]["text"], vocabulary.stems):
                 order = [first] + [i for i in order if i != first]  # hypermem.retrieve.turn_ranker.exact_match
             else:
                 first = None
@@ -557,11 +559,12 @@ class Retriever:
         return expanded, self.store.weighted_fulltext_search("Turn", memory_id, expanded, pool)
 
     def _turn_candidates(self, memory_id: str, text: str, sources: list[dict], analysis: QueryAnalysis,
-                         legs: tuple[TurnLists, dict[str, float], dict[str, dict]]) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
+                         legs: tuple[TurnLists, dict[str, float], dict[str, dict]],
+                         vocabulary: Vocabulary) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
         """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
         hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
         ``NEIGHBOR_SOURCES`` join the candidates. ``legs``: ``_PendingLegs.result`` (with the details it fetched;
-        the other candidates' are fetched here)."""
+        the other candidates' are fetched here). ``vocabulary``: the memory's (``GraphStore.vocabulary``)."""
         wide, expanded, fetched = legs
         analysis.expansion = {word: round(weight, 4) for word, weight in expanded.items()}  # shown with the result
         lists = replace(wide, hierarchy=[source["id"] for source in sources])
@@ -572,7 +575,7 @@ class Retriever:
         candidates = [c for c in candidates if c in details]
         facts = {c: TurnFacts(details[c]["speaker"], details[c]["text"], details[c]["prev_id"], details[c]["next_id"],
                               details[c]["prev_text"] or "", details[c]["next_text"] or "") for c in candidates}  # fmt: skip
-        match = self.expander.word_match(memory_id, text, analysis.persons, {c: facts[c].text for c in candidates})
+        match = self.expander.word_match(vocabulary, text, analysis.persons, {c: facts[c].text for c in candidates})
         return candidates, feature_matrix(text, candidates, lists, facts, analysis.persons, match), details
 
     def _turn_details(self, memory_id: str, ids: list[str]) -> dict[str, dict]:
