@@ -114,7 +114,9 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ),
     ("a byte-order mark", "json", "raw", (b"\xef\xbb\xbf" + json.dumps({"query": "cat"}).encode(), "application/json")),
     ("truncated JSON", None, "raw", (json.dumps(body(msg())).encode()[:-3], "application/json")),
-    ("invalid UTF-8 bytes", None, "raw", (b'{"messages": [{"text": "\xff\xfe"}]}', "application/json")),
+    ("invalid UTF-8 bytes", "json", "raw", (b'{"messages": [{"text": "\xff\xfe"}]}', "application/json")),
+    ("a Latin-1 body", "json", "raw", ('{"messages": [{"text": "café"}]}'.encode("latin-1"), "application/json")),
+    ("a UTF-16 body", "json", "raw", (json.dumps(body(msg())).encode("utf-16"), "application/json")),
     ("plain text content type", None, "raw", (b"hello", "text/plain")),
     ("JSON sent as form data", None, "raw", (json.dumps(body(msg())).encode(), "application/x-www-form-urlencoded")),
     ("empty body", None, "raw", (b"", "application/json")),
@@ -237,6 +239,15 @@ def test_hostile_request_is_refused_with_a_4xx_naming_the_field(hostile, hm_serv
     # nothing left behind: no claimed, empty memory and no node of the fresh memory
     assert not hm_service.store.run_cypher("MATCH (n) WHERE n.memory_id = $m RETURN n.id AS id LIMIT 1", {"m": fresh})
     assert fresh not in [m["memory_id"] for m in client.get("/v1/memories", headers=headers).get_json()["memories"]]
+
+
+def test_a_compressed_body_is_refused_naming_its_encoding(hostile):
+    import gzip
+
+    client, headers, _ = hostile
+    response = client.post("/v1/memories/fresh-gzip/messages", data=gzip.compress(json.dumps(body(msg())).encode()),
+                           headers={**headers, "Content-Encoding": "gzip"}, content_type="application/json")  # fmt: skip
+    assert response.status_code == 415 and "Content-Encoding: gzip" in response.get_json()["message"]
 
 
 def test_both_bad_items_of_a_batch_are_reported(hostile):

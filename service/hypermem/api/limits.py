@@ -87,6 +87,14 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
             abort(415, message=f"the body must be JSON: send Content-Type: application/json "
                                f"(got {request.mimetype or 'none'})")  # fmt: skip
         if request.is_json and body:
+            if request.headers.get("Content-Encoding", "identity").lower() != "identity":
+                abort(415, message=f"a compressed body (Content-Encoding: {request.headers['Content-Encoding']}) "
+                                   "is not accepted: send plain UTF-8 JSON")  # fmt: skip
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                abort(400, message=f"the JSON body is not UTF-8 (byte {exc.start}): send it UTF-8 encoded",
+                      errors={"json": {"_body": ["not UTF-8"]}})  # fmt: skip
             if body.startswith(b"\xef\xbb\xbf"):
                 abort(400, message="the JSON body starts with a byte-order mark (U+FEFF): send UTF-8 without one",
                       errors={"json": {"_body": ["starts with a byte-order mark"]}})  # fmt: skip
