@@ -116,16 +116,23 @@ def test_hung_server_is_replaced(tmp_path, monkeypatch):
         store.server.process.wait()
 
 
+def _computing_stand_in(data_dir, seconds: int) -> subprocess.Popen:
+    """A process with a redis-server command line naming ``data_dir``, recorded as its server, that computes for
+    ``seconds`` and answers nothing: FalkorDB loading a large store, to the code that waits for one."""
+    data_dir.mkdir()
+    code = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass"
+    process = subprocess.Popen([sys.executable, "-c", code, "redis-server", str(data_dir)])
+    (data_dir / "server.pid").write_text(str(process.pid))
+    return process
+
+
 def test_a_silent_server_that_uses_cpu_is_loading_not_hung(tmp_path, monkeypatch):
     """FalkorDB loading a large store answers nothing for minutes (it rebuilds its indexes): a server silent past
     the grace while it uses CPU is waited for, not killed. Here a stand-in with a redis-server command line that
     computes for 4 s, against a grace of 1 s."""
     monkeypatch.setattr(embedded, "BUSY_GRACE_S", 1.0)
     data_dir = tmp_path / "db"
-    data_dir.mkdir()
-    code = "import time\nend = time.time() + 4\nwhile time.time() < end: pass"
-    loading = subprocess.Popen([sys.executable, "-c", code, "redis-server", str(data_dir)])
-    (data_dir / "server.pid").write_text(str(loading.pid))
+    loading = _computing_stand_in(data_dir, seconds=4)
     started = time.monotonic()
     try:
         with FalkorDBStore(data_dir) as store:
@@ -145,10 +152,7 @@ def test_a_server_silent_past_the_load_limit_is_hung_even_while_it_uses_cpu(tmp_
     monkeypatch.setattr(embedded, "BUSY_GRACE_S", 1.0)
     monkeypatch.setattr(embedded, "LOAD_LIMIT_S", 2.0)
     data_dir = tmp_path / "db"
-    data_dir.mkdir()
-    code = "import time\nend = time.time() + 60\nwhile time.time() < end: pass"
-    spinning = subprocess.Popen([sys.executable, "-c", code, "redis-server", str(data_dir)])
-    (data_dir / "server.pid").write_text(str(spinning.pid))
+    spinning = _computing_stand_in(data_dir, seconds=60)
     started = time.monotonic()
     try:
         with FalkorDBStore(data_dir) as store:

@@ -478,12 +478,9 @@ class Retriever:
             logits = self.turn_ranker.score(rows)
             probability = self.turn_ranker.probability(logits)
             order = sorted(range(len(candidates)), key=lambda i: -logits[i])
-            best_bm25 = [c for c in legs[0].turn_bm25[:1] if c in candidates]
-            first = candidates.index(best_bm25[0]) if best_bm25 else None
-            if first is not None and exact_match(text, details[candidates[first]]["text"], vocabulary.stems):
-                order = [first] + [i for i in order if i != first]  # hypermem.retrieve.turn_ranker.exact_match
-            else:
-                first = None
+            first = self._exact_match(text, candidates, details, legs[0], vocabulary)
+            if first is not None:
+                order = [first] + [i for i in order if i != first]
             # 2 x the budget: more than adaptive stopping's cap (1.75 x), so every turn it may keep is ranked;
             # score: P(evidence); the step shows the logit's parts
             scored = [(candidates[i], float(probability[i]),
@@ -509,6 +506,17 @@ class Retriever:
                            "sources": [source], "kind": kind, "content": content,
                            "path": [*path, _step("fused", turn_id, score, **explanation)]})  # fmt: skip
         return successors_first(ranked), probability
+
+    @staticmethod
+    def _exact_match(text: str, candidates: list[str], details: dict[str, dict], lists: TurnLists,
+                     vocabulary: Vocabulary) -> int | None:  # fmt: skip
+        """The index in ``candidates`` of the turn-level BM25 leg's best turn when it is an exact match of the query
+        (``hypermem.retrieve.turn_ranker.exact_match``, over the memory's ``vocabulary``), which then comes first;
+        else None."""
+        best = next((c for c in lists.turn_bm25[:1] if c in candidates), None)
+        if best is None or not exact_match(text, details[best]["text"], vocabulary.stems):
+            return None
+        return candidates.index(best)
 
     @staticmethod
     def _hierarchy_turns(facts: list[dict]) -> dict[str, tuple[dict, dict]]:

@@ -30,6 +30,13 @@ EXACT_FIRST_MAX_NODES = 20_000  # a memory with fewer nodes of a label, and a sm
 MAX_FULLTEXT_MATCHES = 5000  # per search; beyond it df is counted on the first matches only
 
 
+def _bounded_put(memo: dict, key: Any, value: Any) -> None:
+    """``memo[key] = value``, emptying ``memo`` first when it holds over 10,000 entries (a per-memory memo)."""
+    if len(memo) > 10_000:
+        memo.clear()
+    memo[key] = value
+
+
 def _has_vector(row: dict[str, Any]) -> bool:
     """Whether a write row has a vector field (a non-empty list of floats)."""
     return any(isinstance(v, list) and v and isinstance(v[0], float) for v in row.values())
@@ -66,7 +73,6 @@ class GraphStore(ABC):
         self._ranking_cache: dict[tuple, tuple[float, list[tuple[str, float]]]] = {}
         self._vocabularies = VocabularyMatrices()
         self._starved: dict[tuple[str, str], float] = {}  # (ANN statement, memory_id) -> until when to skip it
-        self._share_known: dict[tuple[str, str], float] = {}  # (ANN statement, memory_id) -> until when
         self._counts: dict[str, tuple[float, dict[str, int]]] = {}  # memory_id or "" (the store) -> (until, counts)
         self.write_batch_size = write_batch_size
         self.vector_write_batch_size = vector_write_batch_size
@@ -236,20 +242,16 @@ class GraphStore(ABC):
             if len(rows) >= params["k"]:
                 break
             if starved is not None and position == 0 and len(statements) > 1:
-                self._remember(self._starved, starved, STARVED_SECONDS)
+                _bounded_put(self._starved, starved, time.monotonic() + STARVED_SECONDS)
         return [Hit(r["id"], float(r["score"])) for r in rows]
 
     def _skip_ann(self, key: tuple[str, str], label: str) -> bool:
         """Whether the ANN statement of ``key`` (statement, memory_id) over ``label``'s index should not run: it
-        starved lately, or the memory is a minority of the index (checked once per ``SHARE_SECONDS``)."""
-        now = time.monotonic()
-        if now < self._starved.get(key, 0.0):
+        starved lately, or the memory is a minority of the index (its counts kept ``SHARE_SECONDS``)."""
+        if time.monotonic() < self._starved.get(key, 0.0):
             return True
-        if now < self._share_known.get(key, 0.0):
-            return False
-        self._remember(self._share_known, key, SHARE_SECONDS)
         if self._minority(label, key[1]):
-            self._remember(self._starved, key, STARVED_SECONDS)
+            _bounded_put(self._starved, key, time.monotonic() + STARVED_SECONDS)
             return True
         return False
 
@@ -271,16 +273,8 @@ class GraphStore(ABC):
             labels = sorted({label for label, _ in VECTOR_INDEXES})
             cypher = self.dialect.label_counts(labels, in_memory=bool(memory_id))
             counts = {r["label"]: int(r["count"]) for r in self.run_cypher(cypher, {"memory_id": memory_id})}
-            if len(self._counts) > 10_000:
-                self._counts.clear()
-            self._counts[memory_id] = (now + SHARE_SECONDS, counts)
+            _bounded_put(self._counts, memory_id, (now + SHARE_SECONDS, counts))
         return counts
-
-    @staticmethod
-    def _remember(memo: dict[tuple[str, str], float], key: tuple[str, str], seconds: float) -> None:
-        if len(memo) > 10_000:
-            memo.clear()
-        memo[key] = time.monotonic() + seconds
 
     def fulltext_search(
         self, label: str, memory_id: str, text: str, k: int, *, candidates: Iterable[str] | None = None

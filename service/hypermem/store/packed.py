@@ -31,8 +31,8 @@ def unpack_vector(value: str | Sequence[float]) -> npt.NDArray[np.float32]:
     return np.asarray(value, dtype=np.float32)
 
 
-def unpack_vectors(values: Sequence[str | Sequence[float]], dimension: int | None = None) -> npt.NDArray[np.float32]:
-    """Rows of ``unpack_vector`` as one ``(len(values), dimension)`` float32 matrix (``(0, dimension or 0)`` when empty)."""
+def unpack_vectors(values: Sequence[str | Sequence[float]]) -> npt.NDArray[np.float32]:
+    """Rows of ``unpack_vector`` as one ``(len(values), dimension)`` float32 matrix (``(0, 0)`` when empty)."""
     if not values:
-        return np.zeros((0, dimension or 0), dtype=np.float32)
+        return np.zeros((0, 0), dtype=np.float32)
     return np.stack([unpack_vector(v) for v in values])
