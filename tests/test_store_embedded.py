@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from support.processes import gone, servers_of
@@ -122,6 +123,10 @@ def _computing_stand_in(data_dir, seconds: int) -> subprocess.Popen:
     data_dir.mkdir()
     code = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass"
     process = subprocess.Popen([sys.executable, "-c", code, "redis-server", str(data_dir)])
+    cmdline = Path(f"/proc/{process.pid}/cmdline")
+    deadline = time.monotonic() + 10
+    while b"redis-server" not in cmdline.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)  # until it has exec'd: before, its command line is still the test's
     (data_dir / "server.pid").write_text(str(process.pid))
     return process
 
