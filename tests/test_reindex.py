@@ -31,7 +31,7 @@ def test_reindex_re_embeds_a_store_built_with_another_model(tmp_path, hm_service
     store.run_cypher(
         "MATCH (n) WHERE n.memory_id = 'old' AND n.embedding IS NOT NULL SET n.embedding = vecf32([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5])"
     )
-    store.run_cypher("MATCH (t:Term) SET t.embedding_b64 = $v", {"v": pack_vector([0.5] * 8)})
+    store.run_cypher("MATCH (v:WordVector) SET v.embedding_b64 = $v", {"v": pack_vector([0.5] * 8)})
     store.query("schema/set_meta", embedding_model="old-8d-model", dimension=8)
     ready = client.get("/v1/ready")
     assert (
@@ -51,7 +51,7 @@ def test_reindex_re_embeds_a_store_built_with_another_model(tmp_path, hm_service
     assert client.get("/v1/ready").status_code == 200
     assert store.meta()["dimension"] == hm_service.embedder.dimension
     assert store.counts("old") == before
-    terms = store.run_cypher("MATCH (t:Term) RETURN t.embedding_b64 AS v")
+    terms = store.run_cypher("MATCH (v:WordVector) RETURN v.embedding_b64 AS v")
     assert len(terms) > 10 and {len(unpack_vector(t["v"])) for t in terms} == {
         hm_service.embedder.dimension
     }  # re-embedded too

@@ -16,7 +16,7 @@ from hypermem.model import Message
 from hypermem.retrieve.expansion import MIN_COSINE, QueryExpander
 from hypermem.service import MemoryService
 from hypermem.store import bm25
-from hypermem.store.ids import term_id
+from hypermem.store.ids import term_id, word_vector_id
 from hypermem.store.packed import pack_vector, unpack_vector
 from hypermem.vocabulary import VERSION, WORD_VECTORS, add_words, vocabulary, words
 
@@ -123,15 +123,26 @@ def test_a_words_vector_is_the_same_alone_and_in_any_batch(hm_service):
         assert np.array_equal(alone, single[n]), word
 
 
-def test_a_memory_takes_the_vectors_of_words_another_memory_holds(vocabulary_store):
+def word_vector_rows(store, keys):
+    """``{embed_key: vector}`` of the WordVector nodes of ``keys`` the store holds."""
+    rows = store.run_cypher(
+        "UNWIND $ids AS i MATCH (v:WordVector {id: i}) RETURN v.id AS id, v.embedding_b64 AS v",
+        {"ids": [word_vector_id(k) for k in keys]},
+    )
+    return {r["id"].removeprefix("~word/"): unpack_vector(r["v"]) for r in rows}
+
+
+def test_memories_share_one_vector_per_word_and_it_goes_with_the_last_of_them(vocabulary_store):
     """A word new to a memory is embedded only when no memory of the store holds it under the same model
-    (``embed_key``) and this process has not embedded it lately (``WORD_VECTORS``); whatever their source, the
-    Term vectors are the model's bit for bit, so the expansions are the same."""
+    (``embed_key``: its one WordVector) and this process has not embedded it lately (``WORD_VECTORS``); whatever
+    their source, the vectors are the model's bit for bit, so the expansions are the same. A WordVector goes when
+    the last memory using it does."""
     store, embedder = vocabulary_store.store, vocabulary_store.embedder
     counting = CountingEmbedder(embedder)
     tag = "".join(chr(ord("a") + int(c, 16)) for c in uuid.uuid4().hex[:6])  # words no other test stored
     text = f"The quixotry{tag} of zymurgy{tag}: a novelette{tag} about a snarky{tag} xylophonist{tag}."
     shared = sorted(words(text))
+    keys = [embedder.text_key(w) for w in shared]
     memory = {n: f"reuse-{tag}-{n}" for n in ("r1", "r2", "r3", "r4", "old")}
 
     def add(name: str, added_text: str) -> list[str]:
@@ -143,28 +154,41 @@ def test_a_memory_takes_the_vectors_of_words_another_memory_holds(vocabulary_sto
     assert add("r1", text) == shared  # a store and a process that know none of them
     assert add("r2", text) == []  # this process's cache
     WORD_VECTORS.clear()
-    assert add("r3", text) == []  # r1's and r2's Terms
-    # a Term without embed_key (an older store's) or under another model's key lends nothing
+    assert add("r3", text) == []  # r1's and r2's WordVectors
+    stored = word_vector_rows(store, keys)
+    assert sorted(stored) == sorted(keys)  # one node per word for three memories
+    for word, key in zip(shared, keys):
+        assert np.array_equal(stored[key], embedder.encode([word])[0]), word
+    terms = store.run_cypher(
+        "MATCH (t:Term) WHERE t.memory_id IN $m RETURN t.embed_key AS k, t.embedding_b64 AS v, t.embedding AS f",
+        {"m": [memory[n] for n in ("r1", "r2", "r3")]},
+    )
+    assert len(terms) == 3 * len(shared) and all(t["v"] is None and t["f"] is None for t in terms)
+    assert {t["k"] for t in terms} == set(keys)
+    # a Term without embed_key (an older store's, holding its own vector) or of another model lends nothing
     old = memory["old"]
-    store.write("write/terms", [
-        {"memory_id": old, "id": term_id(old, f"wombat{tag}"), "word": f"wombat{tag}",
-         "embedding_b64": pack_vector([1.0] * embedder.dimension)},
-        {"memory_id": old, "id": term_id(old, f"pangolin{tag}"), "word": f"pangolin{tag}",
-         "embed_key": "another model's key of the word", "embedding_b64": pack_vector([1.0] * embedder.dimension)},
-    ])  # fmt: skip
+    store.run_cypher(
+        "UNWIND $rows AS r CREATE (t:Term) SET t = r",
+        {"rows": [
+            {"memory_id": old, "id": term_id(old, f"wombat{tag}"), "word": f"wombat{tag}",
+             "embedding_b64": pack_vector([1.0] * embedder.dimension)},
+            {"memory_id": old, "id": term_id(old, f"pangolin{tag}"), "word": f"pangolin{tag}",
+             "embed_key": "0" * 32, "embedding_b64": pack_vector([1.0] * embedder.dimension)},
+        ]},
+    )  # fmt: skip
     WORD_VECTORS.clear()
     assert add("r4", f"{text} A pangolin{tag} or wombat{tag}.") == [f"pangolin{tag}", f"wombat{tag}"]
-    rows = store.run_cypher(
-        "MATCH (t:Term) WHERE t.memory_id IN $m RETURN t.memory_id AS m, t.word AS w, t.embedding_b64 AS v",
-        {"m": [memory[n] for n in ("r1", "r2", "r3", "r4")]},
-    )
-    assert len(rows) == 4 * len(shared) + 2
-    for r in rows:
-        assert np.array_equal(unpack_vector(r["v"]), embedder.encode([r["w"]])[0]), (r["m"], r["w"])
     nearest = {n: store.vocabulary(memory[n]).nearest(shared, 3) for n in ("r1", "r2", "r3")}
     assert nearest["r1"] == nearest["r2"] == nearest["r3"] and set(nearest["r1"]) == set(shared)
-    for memory_id in memory.values():
-        store.delete_terms(memory_id)
+    assert sorted(store.vocabulary(old).words) == [f"pangolin{tag}", f"wombat{tag}"]  # read from the Terms' own vectors
+    # deleting memories keeps the vectors others use; the last one takes them
+    assert store.delete_memory(memory["r1"]) == len(shared)  # its Terms
+    assert store.delete_terms(memory["r2"]) == len(shared)
+    assert sorted(word_vector_rows(store, keys)) == sorted(keys)
+    assert store.delete_terms(memory["r3"]) == len(shared)  # r4 still says them
+    assert store.delete_terms(memory["r4"]) == len(shared) + 2  # and, now unused, their WordVectors
+    assert word_vector_rows(store, keys) == {}
+    assert store.delete_terms(old) == 2  # no WordVector of its own
 
 
 def test_expansion_reaches_the_turn_that_shares_no_word_with_the_query(vocabulary_store):
@@ -227,17 +251,21 @@ def test_ingest_adds_the_dialogues_words_to_the_vocabulary(hm_service, hm_ingest
     assert sorted((r["word"], r["memory"]) for r in rows) == [
         ("biscuit", TESTCONV_ID), ("kreuzberg", TESTCONV_ID), ("pottery", TESTCONV_ID),
     ]  # "the" is a stop word  # fmt: skip
-    vector = hm_service.store.run_cypher(
-        "MATCH (t:Term {id: $id}) RETURN t.embedding_b64 AS v, t.embedding AS old",
+    term = hm_service.store.run_cypher(
+        "MATCH (t:Term {id: $id}) RETURN t.embed_key AS key, t.embedding_b64 AS v, t.embedding AS old",
         {"id": term_id(TESTCONV_ID, "pottery")},
     )[0]
-    assert vector["old"] is None and isinstance(vector["v"], str)  # one base64 text, not a vector property
-    assert np.array_equal(unpack_vector(vector["v"]), hm_service.embedder.encode(["pottery"])[0])  # bit for bit
+    assert term["old"] is None and term["v"] is None and term["key"] == hm_service.embedder.text_key("pottery")
+    vector = hm_service.store.run_cypher(
+        "MATCH (v:WordVector {id: $id}) RETURN v.embedding_b64 AS v", {"id": word_vector_id(term["key"])}
+    )[0]["v"]
+    assert isinstance(vector, str)  # one base64 text, not a vector property
+    assert np.array_equal(unpack_vector(vector), hm_service.embedder.encode(["pottery"])[0])  # bit for bit
 
 
 def test_terms_an_older_ingest_wrote_as_vector_properties_are_read_alike(vocabulary_store):
-    """Terms written before ``embedding_b64`` hold their vector as a vector property: the vocabulary and the
-    reuse by ``embed_key`` read those the same way, bit for bit."""
+    """Terms written before ``embedding_b64`` hold their vector as a vector property: the vocabulary reads it the
+    same way, bit for bit. It lends it to no other memory (that one gets a WordVector, the same vector)."""
     store, embedder = vocabulary_store.store, vocabulary_store.embedder
     tag = "".join(chr(ord("a") + int(c, 16)) for c in uuid.uuid4().hex[:6])
     memory, word = f"older-{tag}", f"marzipan{tag}"
@@ -253,7 +281,7 @@ def test_terms_an_older_ingest_wrote_as_vector_properties_are_read_alike(vocabul
         assert held.words == (word,) and np.allclose(held.vectors[0], vector / np.linalg.norm(vector), atol=1e-7)
         WORD_VECTORS.clear()
         counting = CountingEmbedder(embedder)
-        assert add_words(store, counting, f"{memory}-2", [f"A {word}."]) == 1 and counting.sent == []  # reused
+        assert add_words(store, counting, f"{memory}-2", [f"A {word}."]) == 1 and counting.sent == [word]
         assert np.array_equal(store.vocabulary(f"{memory}-2").vectors[0], held.vectors[0])
     finally:
         for memory_id in (memory, f"{memory}-2"):

@@ -23,7 +23,7 @@ ElementKind = Literal["Person", "Time", "Location"]
 FactKind = Literal["fact", "passage"]
 LABELS = (
     "Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge",
-    "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey", "MemoryLock", "Term",
+    "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey", "MemoryLock", "Term", "WordVector",
 )  # fmt: skip
 SEARCH_LABELS = ("Turn", "Episode", "Topic", "Fact")  # full-text indexed, and vector indexed below
 # (label, property) pairs that carry a vector index. ``embedding`` holds the propagated vector

@@ -14,33 +14,33 @@ hyphens first (``ﬁ`` is ``fi``, ``lib\u2060rary`` is ``library``); words are l
 ``MIN_LETTERS``-``MAX_LETTERS`` letters that are not English stop words (spaCy's list, which is
 longer than BM25's: "when", "did" and "thing" carry no topic).
 
-A word's vector depends only on the model and the word, and most words recur across memories, so a word new to
-a memory is embedded only when neither this process (``WORD_VECTORS``, an LRU) nor another memory's Term of the
-same model holds its vector: each Term records ``embed_key`` (``Embedder.text_key``: model name + word), by which
-``ingest/term_vectors`` finds it. Reuse is exact because ``Embedder.encode`` is: a word's vector is the same bit
-for bit alone, in any batch (padded beside longer texts) and on one thread or all (minilm-int8, checked in
-``tests/test_vocabulary.py``), so a memory's Terms, and its expansions, are those of embedding every word afresh.
-A Term without ``embed_key`` (written before it, or under another model: ``hypermem reindex`` replaces one
-memory's vocabulary at a time) is never lent.
+A word's vector depends only on the model and the word, and most words recur across memories, so the store keeps
+it once: each Term records ``embed_key`` (``Embedder.text_key``: model name + word), the key of a store-wide
+``WordVector`` node that every memory using the word shares (``hypermem.store.word_vectors``). A word new to the
+store is embedded only when this process has not embedded it lately (``WORD_VECTORS``, an LRU). Sharing is exact
+because ``Embedder.encode`` is: a word's vector is the same bit for bit alone, in any batch (padded beside longer
+texts) and on one thread or all (minilm-int8, checked in ``tests/test_vocabulary.py``), so a memory's vocabulary,
+and its expansions, are those of embedding every word afresh. A WordVector goes with the last Term that uses it
+(``GraphStore.delete_unused_word_vectors``). Terms written before WordVector hold their own vector, which is read
+alike and never lent.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import unicodedata
 import uuid
-from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 from spacy.lang.en.stop_words import STOP_WORDS
 
-from hypermem.store.ids import term_id
-from hypermem.store.packed import pack_vector, unpack_vector
+from hypermem.store.ids import term_id, word_vector_id
+from hypermem.store.packed import pack_vector
+from hypermem.store.word_vectors import WORD_VECTORS, known_word_vectors, stored_word_vectors
 
 if TYPE_CHECKING:
     from hypermem.embed import Embedder
@@ -50,9 +50,8 @@ log = logging.getLogger(__name__)
 
 MIN_LETTERS = 3
 VERSION = 1  # of the word rule (``words``); a store recording another version gets its vocabulary added again
-LOOKUP_BATCH = 2000  # Term ids (or keys) per lookup query
+LOOKUP_BATCH = 2000  # Term ids per lookup query
 WORDS_CACHE = 50_000  # texts whose words ``words`` keeps
-WORD_CACHE_SIZE = 8192  # word vectors kept per process: ~13 MB at 384 float32 dimensions
 MAX_LETTERS = 24  # longer letter runs are identifiers, hashes or base64, not words with a neighbourhood
 _WORD = re.compile(rf"(?<![^\W\d_])[^\W\d_]{{{MIN_LETTERS},{MAX_LETTERS}}}(?![^\W\d_])")
 STOP = frozenset(STOP_WORDS)
@@ -79,55 +78,26 @@ def vocabulary(texts: Iterable[str]) -> set[str]:
     return out
 
 
-class WordVectors:
-    """A thread-safe LRU of word vectors (read-only float32 arrays) by ``Embedder.text_key``."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> np.ndarray | None:
-        with self._lock:
-            vector = self._vectors.get(key)
-            if vector is not None:
-                self._vectors.move_to_end(key)
-            return vector
-
-    def put(self, key: str, vector: np.ndarray) -> None:
-        vector = np.array(vector, dtype=np.float32)
-        vector.setflags(write=False)
-        with self._lock:
-            self._vectors[key] = vector
-            self._vectors.move_to_end(key)
-            while len(self._vectors) > self.size:
-                self._vectors.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._vectors.clear()
-
-
-WORD_VECTORS = WordVectors(WORD_CACHE_SIZE)
-
-
 def word_vectors(
     store: GraphStore, embedder: Embedder, found: Sequence[str], *, single_thread: bool = False
 ) -> dict[str, np.ndarray]:
-    """The model's vector of each word: from ``WORD_VECTORS``, else from a Term of any memory with the word's
-    ``embed_key`` (same model, same word), else embedded (one call for the rest; on the one-thread model with
-    ``single_thread``). Bit for bit the same vectors."""
+    """The model's vector of each word: from ``WORD_VECTORS`` or the store's WordVectors
+    (``store.word_vectors.stored_word_vectors``), else embedded (one call for the rest; on the one-thread model
+    with ``single_thread``). Bit for bit the same vectors."""
     keys = {w: embedder.text_key(w) for w in found}
+    stored = stored_word_vectors(store, keys.values())
+    vectors = {w: stored[keys[w]] for w in found if keys[w] in stored}
+    vectors.update(_embedded(embedder, [w for w in found if keys[w] not in stored], keys, single_thread))
+    return vectors
+
+
+def _embedded(embedder: Embedder, found: Sequence[str], keys: Mapping[str, str],
+              single_thread: bool) -> dict[str, np.ndarray]:  # fmt: skip
+    """Vectors of words no store holds: ``WORD_VECTORS``'s, else the model's (one call), which join it."""
     vectors = {w: v for w in found if (v := WORD_VECTORS.get(keys[w])) is not None}
-    missing = [w for w in found if w not in vectors]
-    stored: dict[str, np.ndarray] = {}
-    for start in range(0, len(missing), LOOKUP_BATCH):
-        batch = [keys[w] for w in missing[start : start + LOOKUP_BATCH]]
-        stored.update((r["key"], unpack_vector(r["embedding"])) for r in store.query("ingest/term_vectors", keys=batch))
-    fresh = [w for w in missing if keys[w] not in stored]
-    vectors.update((w, stored[keys[w]]) for w in missing if keys[w] in stored)
+    fresh = [w for w in found if w not in vectors]
     vectors.update(zip(fresh, embedder.encode(fresh, single_thread=single_thread)))
-    for w in missing:
+    for w in fresh:
         WORD_VECTORS.put(keys[w], vectors[w])
     return vectors
 
@@ -135,10 +105,10 @@ def word_vectors(
 def add_words(
     store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str], *, single_thread: bool = False
 ) -> int:
-    """Add the content words of ``texts`` that ``memory_id``'s vocabulary lacks, with their vectors; returns how
-    many. Only words new to the memory are looked up (``word_vectors``), and only those no other memory of the
-    store and no recent ingest of this process holds are embedded (one short text each; ``single_thread``: on the
-    one-thread model, for a caller running this beside other work)."""
+    """Add the content words of ``texts`` that ``memory_id``'s vocabulary lacks; returns how many. Only words new to
+    the memory are looked up, and only those whose WordVector no memory of the store holds get one: from
+    ``WORD_VECTORS``, else embedded (one short text each; ``single_thread``: on the one-thread model, for a caller
+    running this beside other work)."""
     found = sorted(vocabulary(texts))
     known: set[str] = set()
     for start in range(0, len(found), LOOKUP_BATCH):
@@ -148,10 +118,13 @@ def add_words(
     if new:
         stamp = store.query("retrieve/vocabulary_stamp", memory_id=memory_id)
         generation = (stamp[0]["generation"] if stamp else None) or uuid.uuid4().hex
-        vectors = word_vectors(store, embedder, new, single_thread=single_thread)
-        rows = [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w, "embedding_b64": pack_vector(vectors[w]),
-                 "generation": generation, "embed_key": embedder.text_key(w)} for w in new]  # fmt: skip
-        store.write("write/terms", rows)
+        keys = {w: embedder.text_key(w) for w in new}
+        held = known_word_vectors(store, keys.values())
+        vectors = _embedded(embedder, [w for w in new if keys[w] not in held], keys, single_thread)
+        store.write("write/word_vectors", [{"id": word_vector_id(keys[w]), "embedding_b64": pack_vector(v)}
+                                           for w, v in vectors.items()])  # fmt: skip
+        store.write("write/terms", [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w,
+                                     "generation": generation, "embed_key": keys[w]} for w in new])  # fmt: skip
     return len(new)
 
 
@@ -160,12 +133,14 @@ def prune_words(store: GraphStore, memory_id: str) -> int:
     them away: its old words must not keep shaping, and showing in, the memory's expansions); returns how many.
     Reads every turn of the memory, so an ingest calls it only after an edit. Removing words gives the memory's
     Terms a new ``generation``: every process's cached copy (``store.vocabulary_matrix``, checked by word count and
-    generation) is then reloaded, also when words added beside the removed ones left the count as it was."""
+    generation) is then reloaded, also when words added beside the removed ones left the count as it was. Their
+    WordVectors go when no other memory uses them."""
     used = vocabulary(r["text"] for r in store.query("maintain/memory_turns", memory_id=memory_id))
-    gone = [{"id": r["id"]} for r in store.query("ingest/memory_terms", memory_id=memory_id) if r["word"] not in used]
+    gone = [r for r in store.query("ingest/memory_terms", memory_id=memory_id) if r["word"] not in used]
     if gone:
-        store.write("maintain/delete_terms_by_id", gone, memory_id=memory_id)
+        store.write("maintain/delete_terms_by_id", [{"id": r["id"]} for r in gone], memory_id=memory_id)
         store.query("maintain/restamp_terms", memory_id=memory_id, generation=uuid.uuid4().hex)
+        store.delete_unused_word_vectors(r["embed_key"] for r in gone)
     return len(gone)
 
 

@@ -21,12 +21,14 @@ from hypermem.errors import HypermemError
 from hypermem.model import BORROWED_VECTORS, UNINDEXED_VECTORS, VECTOR_INDEXES
 from hypermem.store import bm25, queries
 from hypermem.store.dialect import Dialect
+from hypermem.store.ids import word_vector_id
 from hypermem.store.vocabulary_matrix import Vocabulary, VocabularyMatrices
 
 STATS_CACHE_SECONDS = 30.0
 STARVED_SECONDS = 300.0  # how long a memory's starved ANN (``vector_search``) goes straight to exact search
 SHARE_SECONDS = 60.0  # how long a memory's share of a vector index (``vector_search``) is taken as known
 EXACT_FIRST_MAX_NODES = 20_000  # a memory with fewer nodes of a label, and a small share of its index, goes exact
+WORD_VECTOR_BATCH = 2000  # embed_keys per unused-WordVector check
 MAX_FULLTEXT_MATCHES = 5000  # per search; beyond it df is counted on the first matches only
 
 
@@ -363,12 +365,34 @@ class GraphStore(ABC):
 
     # --- lifecycle of a memory -------------------------------------------------------------
     def delete_memory(self, memory_id: str) -> int:
-        """Remove every node of ``memory_id`` (and so every relationship touching one). Returns nodes removed."""
-        return self._delete_in_batches("maintain/delete_memory_batch", memory_id=memory_id)
+        """Remove every node of ``memory_id`` (and so every relationship touching one), and the store-wide word
+        vectors only it used. Returns the memory's nodes removed."""
+        keys = self._term_keys(memory_id)
+        removed = self._delete_in_batches("maintain/delete_memory_batch", memory_id=memory_id)
+        self.delete_unused_word_vectors(keys)
+        return removed
 
     def delete_terms(self, memory_id: str) -> int:
-        """Remove ``memory_id``'s vocabulary (``hypermem.vocabulary``: its Term nodes). Returns nodes removed."""
-        return self._delete_in_batches("maintain/delete_terms_batch", memory_id=memory_id)
+        """Remove ``memory_id``'s vocabulary (``hypermem.vocabulary``: its Term nodes, and the WordVectors only it
+        used). Returns the Terms removed."""
+        keys = self._term_keys(memory_id)
+        removed = self._delete_in_batches("maintain/delete_terms_batch", memory_id=memory_id)
+        self.delete_unused_word_vectors(keys)
+        return removed
+
+    def delete_unused_word_vectors(self, keys: Iterable[str | None]) -> int:
+        """Remove the WordVectors of these ``embed_key``s that no Term of any memory uses (a word's vector must not
+        outlive the last memory that said it; ``store.word_vectors``). Returns nodes removed."""
+        rows = [{"embed_key": k, "vector_id": word_vector_id(k)} for k in dict.fromkeys(keys) if k]
+        removed = 0
+        for start in range(0, len(rows), WORD_VECTOR_BATCH):
+            batch = rows[start : start + WORD_VECTOR_BATCH]
+            removed += sum(int(r["deleted"]) for r in self.query("maintain/delete_unused_word_vectors", rows=batch))
+        return removed
+
+    def _term_keys(self, memory_id: str) -> list[str]:
+        """The ``embed_key`` of every Term of ``memory_id``."""
+        return [r["embed_key"] for r in self.query("ingest/memory_terms", memory_id=memory_id) if r["embed_key"]]
 
     def _delete_in_batches(self, name: str, **params: Any) -> int:
         """Run the delete query ``name`` (5,000 nodes a call, returning ``deleted``) until nothing is left."""

@@ -47,3 +47,10 @@ def term_id(memory_id: str, word: str) -> str:
     """The unique ``id`` of a word's Term node in a memory's vocabulary (``hypermem.vocabulary``):
     ``"{memory_id}/term/" + key(word)``."""
     return f"{memory_id}/term/{key(word)}"
+
+
+def word_vector_id(embed_key: str) -> str:
+    """The unique ``id`` of the store-wide ``WordVector`` node of a word under a model (``hypermem.vocabulary``):
+    ``"~word/" + embed_key`` (``Embedder.text_key``: 32 hex digits; ``~`` is in no memory id, so the id is no
+    memory's)."""
+    return f"~word/{embed_key}"

@@ -104,12 +104,17 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
 
         word = StringProperty()
         generation = StringProperty()
-        embedding_b64 = StringProperty()  # base64 float32 (store.packed), searched in-process (model.UNINDEXED_VECTORS)
-        embedding = ArrayProperty(FloatProperty())  # the same vector in Terms written before embedding_b64
-        embed_key = StringProperty(index=True)
+        embedding_b64 = StringProperty()  # the vector in Terms written before WordVector (base64 float32, store.packed)
+        embedding = ArrayProperty(FloatProperty())  # the same in Terms written before embedding_b64
+        embed_key = StringProperty(index=True)  # its WordVector's (ids.word_vector_id)
+
+    class WordVector(Node):
+        """A word's vector under one model, shared by every memory whose vocabulary holds the word (no memory_id)."""
+
+        embedding_b64 = StringProperty()  # base64 float32 (store.packed), searched in-process
 
     classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState,
-               IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock, Term]  # fmt: skip
+               IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock, Term, WordVector]  # fmt: skip
     assert tuple(cls.__label__ for cls in classes) == LABELS
     return classes
 

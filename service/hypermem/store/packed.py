@@ -1,11 +1,11 @@
-"""Vectors stored as text: base64 of their float32 little-endian bytes (a ``Term``'s word vector).
+"""Vectors stored as text: base64 of their float32 little-endian bytes (a ``WordVector``'s word vector).
 
 A vector property (FalkorDB ``vecf32``, a Neo4j float list) comes back from the engine as one number per
 element, formatted by the server and parsed one by one by the client: reading a memory's vocabulary
 (~2,500 words × 384 floats) took ~400 ms that way on FalkorDB, the largest cost of a query to a memory
 not asked before (``bench/bench_scale.py``). One base64 string per vector is read in one piece and
 decoded by numpy, bit for bit the same float32 values. Vectors nothing searches by index inside the
-engine (``model.UNINDEXED_VECTORS``' ``Term.embedding``) can be kept this way.
+engine (``model.UNINDEXED_VECTORS``' ``Term.embedding``, a ``WordVector``'s) can be kept this way.
 """
 
 from __future__ import annotations
@@ -29,10 +29,3 @@ def unpack_vector(value: str | Sequence[float]) -> npt.NDArray[np.float32]:
     if isinstance(value, str):
         return np.frombuffer(base64.b64decode(value), dtype=_FLOAT32).astype(np.float32)
     return np.asarray(value, dtype=np.float32)
-
-
-def unpack_vectors(values: Sequence[str | Sequence[float]]) -> npt.NDArray[np.float32]:
-    """Rows of ``unpack_vector`` as one ``(len(values), dimension)`` float32 matrix (``(0, 0)`` when empty)."""
-    if not values:
-        return np.zeros((0, 0), dtype=np.float32)
-    return np.stack([unpack_vector(v) for v in values])

@@ -6,7 +6,8 @@ multiply, so each query word fell back to that exact scan. A vocabulary is small
 LoCoMo conversation: 1.6–2.7 MB of float32 at 384 dimensions), so ``VocabularyMatrices`` keeps each recently
 queried memory's Term vectors as one unit-row matrix, and a lookup is one matrix product.
 
-The matrix is loaded once per process (~0.2 ms per word on FalkorDB, which prints each float as text) and
+The matrix is loaded once per process: the memory's words and the keys of their store-wide vectors, and only the
+vectors this process does not hold yet (``store.word_vectors``: words recur across memories). It is
 checked against the store at every lookup by the memory's stamp (one indexed count, ~0.4 ms): how many
 Terms it has, and their ``generation``, a random id the first Terms of a memory get (``hypermem.vocabulary``).
 More Terms of the same generation load only the new words (a streaming ingest into the queried memory);
@@ -16,6 +17,7 @@ returns a word the store no longer holds for that memory.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -27,10 +29,13 @@ import numpy as np
 import numpy.typing as npt
 
 from hypermem.store import bm25
-from hypermem.store.packed import unpack_vectors
+from hypermem.store.packed import unpack_vector
+from hypermem.store.word_vectors import stored_word_vectors
 
 if TYPE_CHECKING:
     from hypermem.store.base import GraphStore
+
+log = logging.getLogger(__name__)
 
 MAX_CACHED_WORDS = 200_000  # words of all cached memories (~300 MB at 384 dimensions); least recently used go
 
@@ -70,6 +75,22 @@ class Vocabulary:
         return out
 
 
+def _term_vectors(store: GraphStore, rows: list[dict]) -> tuple[list[str], npt.NDArray[np.float32]]:
+    """The words of Term ``rows`` (``retrieve/vocabulary_terms``) and their vectors: a Term's own (written before
+    WordVector), else its WordVector's (``store.word_vectors``). A word whose WordVector is gone (a deletion racing
+    the ingest that added the word) is left out, and logged."""
+    shared = stored_word_vectors(store, [r["embed_key"] for r in rows if r["embedding"] is None and r["embed_key"]])
+    words, vectors = [], []
+    for r in rows:
+        vector = unpack_vector(r["embedding"]) if r["embedding"] is not None else shared.get(r["embed_key"] or "")
+        if vector is None:
+            log.warning("vocabulary word %r has no vector in the store; left out", r["word"])
+            continue
+        words.append(r["word"])
+        vectors.append(vector)
+    return words, (np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32))
+
+
 def _vocabulary(words: list[str], vectors: npt.NDArray[np.float32], count: int, generation: str | None) -> Vocabulary:
     norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12) if len(vectors) else 1.0
     return Vocabulary(tuple(words), {w: i for i, w in enumerate(words)}, vectors / norms, count, generation)
@@ -97,9 +118,9 @@ class VocabularyMatrices:
         else:
             grows = cached is not None and cached.generation == generation and cached.count < count
             known = list(cached.words) if grows and cached is not None else []
-            rows = store.query("retrieve/vocabulary_terms", memory_id=memory_id, known=known)
-            words = [r["word"] for r in rows]
-            vectors = unpack_vectors([r["embedding"] for r in rows])
+            words, vectors = _term_vectors(
+                store, store.query("retrieve/vocabulary_terms", memory_id=memory_id, known=known)
+            )
             if grows and cached is not None:
                 words = list(cached.words) + words
                 vectors = np.vstack([cached.vectors, vectors]) if len(vectors) else cached.vectors
