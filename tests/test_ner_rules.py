@@ -132,8 +132,9 @@ def test_ner_reads_only_the_sentences_that_may_name_an_entity():
         "Then Michael drove us home. It is what it is, and it was so good!"
     )
     pieces = ner_pieces(text)
-    # the first two sentences hold no name and no date cue; the third is short, so it takes the next as context
-    assert pieces == [(text.index("Then"), "Then Michael drove us home. It is what it is, and it was so good!")]
+    # the first two sentences hold no name and no date cue; the third is short, so it takes the next as context,
+    # of which NER reads the 7 words after the name
+    assert pieces == [(text.index("Then"), "Then Michael drove us home. It is what it")]
     found = ElementExtractor().extract([text], [datetime(2024, 6, 2, 10)], SPEAKERS)[0]
     assert found.persons == ["Michael"]
 
@@ -144,6 +145,28 @@ def test_spans_of_a_later_piece_are_read_in_the_turn_s_coordinates():
     found = ElementExtractor().extract([text], [datetime(2024, 6, 2, 10)], SPEAKERS)[0]
     assert found.locations == ["Lisbon"]
     assert [(m.surface, m.display) for m in found.times] == [("in two weeks", "16 June 2024")]
+
+
+def test_ner_reads_the_words_around_each_cue_of_a_long_sentence(hm_extractor):
+    """NER sees about four tokens either side of a word, so it reads ``NER_WINDOW_BEFORE`` words before each cue
+    and ``NER_WINDOW_AFTER`` after it; windows that overlap are one piece, and each keeps its turn's offset."""
+    text = (
+        "so after all that waiting around at the station for what felt like hours we finally got on the train "
+        "to Porto with my cousin and then spent the whole long afternoon walking along the river until it got "
+        "dark and cold, and next Friday we will go back with Ana and Rui."
+    )
+    pieces = ner_pieces(text)
+    assert [piece for _, piece in pieces] == [
+        "got on the train to Porto with my cousin and then spent the",  # 5 words, the cue, 7 words
+        "got dark and cold, and next Friday we will go back with Ana and Rui.",  # three cues' windows merged
+    ]
+    assert all(text[offset : offset + len(piece)] == piece for offset, piece in pieces)
+    at = datetime(2024, 6, 2, 10)
+    found = hm_extractor.extract([text], [at], SPEAKERS)[0]
+    whole = TurnElements()  # the same rules over NER of the whole text
+    hm_extractor._read(hm_extractor._nlp(text), 0, text, at, {}, whole)
+    hm_extractor._read_patterns(text, at, {}, whole)
+    assert found == whole and [m.display for m in found.times] == ["7 June 2024"] and "Rui" in found.persons
 
 
 def test_moved_to_places():
