@@ -94,7 +94,10 @@ def test_pet_names(text, name, pet):
     [
         ("It was great. That was so much fun!", False),  # closed-class sentence starters only
         ("I think so, I'm glad.\nThe cat is nice", False),  # "I" forms anywhere, a line's first word
-        ('Yes. "The thing', True),  # "Yes" is no closed-class word
+        ('Yes. "The thing', False),  # a chat opener, then a starter after a quote
+        ('Yesterday. "The thing', True),  # "Yesterday" is a date cue
+        ("Glad you came! Hope is here.", True),  # an opener is no cue, but a name can follow it
+        ("Glad you came! Wanna go? Btw, nice.", True),  # "Btw" is no opener: read (NER finds nothing to keep)
         ("Will is coming over.", True),  # a starter that can be a name is read
         ("Thanks! you and 'Scout' are the best", True),  # a name after a quote
         ("wow, you and Mel", True),
