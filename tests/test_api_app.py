@@ -335,6 +335,22 @@ def test_a_person_is_found_whichever_unicode_form_names_them(client, acme):
     assert not_utf8.status_code == 400 and "person" in not_utf8.get_json()["errors"]["path"]
 
 
+def test_a_person_whose_name_holds_a_slash_has_a_timeline(client, acme):
+    """``/people`` lists every speaker, so the timeline of each is reachable: "AC/DC" as ``AC%2FDC`` (the
+    explorer's ``encodeURIComponent``)."""
+    message = {"message_id": "a1", "speaker": "AC/DC", "text": "We recorded the new album in Sydney this spring.",
+               "timestamp": "2024-03-01T10:00:00", "session_id": "s1"}  # fmt: skip
+    assert (
+        client.post("/v1/memories/slash-names/messages", headers=acme, json={"messages": [message]}).status_code == 200
+    )
+    people = client.get("/v1/memories/slash-names/people", headers=acme).get_json()["people"]
+    assert [p["name"] for p in people] == ["AC/DC"]
+    timeline = client.get("/v1/memories/slash-names/people/AC%2FDC/timeline", headers=acme)
+    assert timeline.status_code == 200 and timeline.get_json()["person"] == "AC/DC"
+    assert sorted(i["kind"] for i in timeline.get_json()["items"]) == ["episode", "fact"]
+    assert client.get("/v1/memories/slash-names/people/AC%2FXX/timeline", headers=acme).status_code == 404
+
+
 @pytest.mark.parametrize(
     ("path", "name"),
     [("people/%ZZ/timeline", "person"), ("people/Caro%2/timeline", "person"), ("people/100%/timeline", "person"),

@@ -344,7 +344,9 @@ def test_memories_lists_and_delete_removes_one_memory_only(cli_env, tmp_path, hm
     unknown = run("delete", "nope", "--yes")
     assert unknown.exit_code == 2 and "MEMORY: no memory 'nope'" in unknown.output
     kept = run("delete", "sample-1", input="n\n")  # asked, and answered no
-    assert kept.exit_code == 1 and "sample-1" in run("memories").stdout
+    assert kept.exit_code == 1 and "sample-1" in run("memories").stdout and "--yes deletes" in kept.output
+    unanswered = run("delete", "sample-1", input="")  # no answer at all (< /dev/null)
+    assert unanswered.exit_code == 1 and "not deleted" in unanswered.output and "sample-1" in run("memories").stdout
     deleted = run("delete", "sample-1", "--yes")
     assert deleted.exit_code == 0 and "deleted memory 'sample-1'" in deleted.stdout, deleted.output
     after = run("memories").stdout

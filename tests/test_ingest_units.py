@@ -314,3 +314,20 @@ def test_single_thread_encoding_gives_the_same_vectors(hm_service):
     assert single.shape == (3, hm_service.embedder.dimension)
     assert np.allclose(single, multi, atol=1e-5)
     assert float(single[0] @ single[1]) < 0.9  # different texts, different vectors
+
+
+@pytest.mark.parametrize(
+    ("text", "bearing"),
+    [
+        ("Я переехал в Москву со своей семьёй.", True),  # Cyrillic words
+        ("Müßige Grüße über Öl.", True),  # letters beyond ASCII
+        ("我搬到了北京和家人一起住。", True),  # 12 Han characters: 6 words
+        ("好的", False),  # "OK": one
+        ("Thanks, see you!", False),  # greetings only
+        ("I live in Porto.", False),  # two words of three letters or more
+    ],
+)
+def test_a_turn_bears_content_in_any_script(text, bearing):
+    from hypermem.ingest.facts import is_content_bearing
+
+    assert is_content_bearing(text) is bearing

@@ -153,9 +153,27 @@ def _open_service(llm: bool | None):
 
     settings = Settings()
     if llm and not settings.llm_enabled:
-        typer.echo("--llm needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL).", err=True)
+        typer.echo("error: --llm needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL).", err=True)
         raise typer.Exit(2)
     return MemoryService.open(settings, use_llm=llm)
+
+
+def _confirmed(question: str) -> bool:
+    """``typer.confirm``, with no answer (end of input: ``< /dev/null``, a closed pipe) as no."""
+    try:
+        return typer.confirm(question)
+    except typer.Abort:
+        return False
+
+
+def _show_markdown(console, text: str) -> None:
+    """Markdown rendered on a terminal; elsewhere (a pipe, a file) the Markdown text itself, lines whole."""
+    from rich.markdown import Markdown
+
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:
+        console.file.write(text.rstrip("\n") + "\n")
 
 
 def _show_table(console, title: str, headers: list[str], rows: list[list[str]]) -> None:
@@ -371,7 +389,6 @@ def eval_locomo(
     import os
 
     from rich.console import Console
-    from rich.markdown import Markdown
 
     from hypermem.config import Settings
     from hypermem.eval.benchmark import make_progress, run_benchmark
@@ -397,7 +414,7 @@ def eval_locomo(
     load_locomo(path, conversation or None)  # a bad file is named before any output (run_benchmark reads it again)
     _output_dir(out)  # after the other checks (a refused run makes nothing), before the work
     qa_records = None
-    with MemoryService.open(settings) as svc, make_progress(console) as progress:
+    with MemoryService.open(settings) as svc, make_progress() as progress:
         run = run_benchmark(
             svc,
             path,
@@ -413,8 +430,8 @@ def eval_locomo(
 
             results["qa"], qa_records = run_qa_systems(svc.llm, run, qa_system, progress=progress)
     paths = write_report(results, out, qa_records)
-    console.print(Markdown(markdown(results)))
-    console.print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    _show_markdown(console, markdown(results))
+    console.print(f"wrote {', '.join(str(p) for p in paths.values())}", soft_wrap=True)
 
 
 def _known_memory(svc, memory: str, field: str) -> None:
@@ -475,7 +492,6 @@ def eval_cv(
     import os
 
     from rich.console import Console
-    from rich.markdown import Markdown
 
     from hypermem.config import Settings
     from hypermem.eval.benchmark import ensure_ingested, make_progress
@@ -497,7 +513,7 @@ def eval_cv(
         raise typer.BadParameter(str(exc), param_hint="--folds") from exc
     questions = _labelled_questions(path, conversations)
     console = Console()
-    with MemoryService.open(Settings(), use_llm=False) as svc, make_progress(console) as progress:
+    with MemoryService.open(Settings(), use_llm=False) as svc, make_progress() as progress:
         for conversation in conversations:
             ensure_ingested(svc, conversation, progress)
         task = progress.add_task("questions", total=None)
@@ -506,8 +522,8 @@ def eval_cv(
     target.mkdir(exist_ok=True)
     (target / "cv.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     (target / "cv.md").write_text(markdown(results), encoding="utf-8")
-    console.print(Markdown(markdown(results)))
-    console.print(f"wrote {target / 'cv.json'}, {target / 'cv.md'}")
+    _show_markdown(console, markdown(results))
+    console.print(f"wrote {target / 'cv.json'}, {target / 'cv.md'}", soft_wrap=True)
 
 
 @eval_app.command("fit-ranker")
@@ -524,8 +540,6 @@ def eval_fit_ranker(
     """
     import os
 
-    from rich.console import Console
-
     from hypermem.config import Settings
     from hypermem.eval.benchmark import ensure_ingested, make_progress
     from hypermem.eval.ranker_fit import FEW_TRAINING_QUESTIONS, fit_rows, question_rows
@@ -540,9 +554,8 @@ def eval_fit_ranker(
         raise typer.BadParameter(f"{out!r}: must be a file path in an existing directory", param_hint="--out")
     conversations = load_locomo(path)
     questions = _labelled_questions(path, conversations)
-    console = Console(stderr=True)
     settings = Settings()
-    with MemoryService.open(settings, use_llm=False) as svc, make_progress(console) as progress:
+    with MemoryService.open(settings, use_llm=False) as svc, make_progress() as progress:
         for conversation in conversations:
             ensure_ingested(svc, conversation, progress)
         task = progress.add_task("questions", total=len(questions))
@@ -687,8 +700,9 @@ def delete(
 
     with _open_service(False) as svc:
         _known_memory(svc, memory, "MEMORY")
-        if not yes:
-            typer.confirm(visible(f"Delete memory {memory!r} and everything it holds?", one_line=True), abort=True)
+        if not yes and not _confirmed(visible(f"Delete memory {memory!r} and everything it holds?", one_line=True)):
+            typer.echo("not deleted (not confirmed); --yes deletes without asking", err=True)
+            raise typer.Exit(1)
         try:
             removed = svc.delete_memory(memory)
         except MemoryBusy as exc:
@@ -715,7 +729,7 @@ def reindex() -> None:
         report = reindex_store(
             settings, store, embedder, on_memory=lambda m, n: typer.echo(f"{m}: {n} turns re-embedded")
         )
-    typer.echo(f"re-embedded {len(report.turns)} memories: {report.old_model} ({report.old_dimension} dimensions) -> "
+    typer.echo(f"re-embedded {len(report.turns)} memor{'y' if len(report.turns) == 1 else 'ies'}: {report.old_model} ({report.old_dimension} dimensions) -> "
                f"{report.new_model} ({report.new_dimension} dimensions)")  # fmt: skip
 
 

@@ -62,7 +62,10 @@ class HexIdConverter(_Converter):
 
 
 class NameConverter(_Converter):
-    regex = r"[^/\x00]{1,200}"
+    """A person's name as it was said: any characters but NUL, slashes too ("AC/DC", sent as ``AC%2FDC``)."""
+
+    regex = r"[^\x00]{1,200}"
+    part_isolating = False
 
 
 class NodeIdConverter(_Converter):

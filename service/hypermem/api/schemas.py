@@ -137,7 +137,7 @@ class MessageSchema(RequestSchema):
     def _normalise(self, data: dict, **kwargs) -> dict:
         when = data["timestamp"].replace(tzinfo=None)
         if not EARLIEST <= when < LATEST:
-            raise ValidationError(f"must be between {EARLIEST.year} and {LATEST.year}", "timestamp")
+            raise ValidationError(f"must be in the years {EARLIEST.year}-{LATEST.year - 1}", "timestamp")
         data["timestamp"] = when
         data["session_id"] = data["session_id"] or when.date().isoformat()
         return data

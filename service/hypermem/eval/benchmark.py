@@ -56,13 +56,14 @@ class BenchmarkRun:
 
 
 def make_progress(console: Console | None = None, *, show: bool = True) -> Progress:
-    """The rich progress display the benchmark and its CLI share."""
+    """The rich progress display the benchmark and its CLI share: on stderr unless ``console`` says otherwise, so
+    piped results stay clean."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=console,
+        console=console or Console(stderr=True),
         disable=not show,
     )
 

@@ -23,7 +23,9 @@ from hypermem.model import FactKind, Turn
 
 log = logging.getLogger(__name__)
 TURN_KEYWORDS = 5  # YAKE keywords per turn fact (the ingest pipeline computes them ahead)
-_WORD = re.compile(r"[A-Za-z]{3,}")
+_WORD = re.compile(r"[^\W\d_]{3,}")  # 3+ letters of any script
+# Scripts written without spaces (Han, kana, Thai): a run of them is a phrase, not a word; each 2 characters count.
+_UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _PHATIC = {"thanks", "thank", "bye", "hey", "hello", "haha", "cool", "wow", "great", "awesome", "nice", "sure",
            "yeah", "yes", "okay", "take", "care", "see", "talk", "later", "soon", "you", "too", "glad", "good"}  # fmt: skip
 
@@ -53,9 +55,11 @@ class FactExtractor(Protocol):
 
 
 def is_content_bearing(text: str) -> bool:
-    """True when a turn says something beyond greetings and thanks (3+ non-phatic words)."""
-    words = [w.lower() for w in _WORD.findall(text)]
-    return sum(1 for w in words if w not in _PHATIC) >= 3
+    """True when a turn says something beyond greetings and thanks: 3+ non-phatic words of 3+ letters (any script;
+    in a script written without spaces, each 2 characters count as a word)."""
+    unspaced = sum(len(run) // 2 for run in _UNSPACED.findall(text))
+    words = [w.lower() for w in _WORD.findall(_UNSPACED.sub(" ", text))]
+    return unspaced + sum(1 for w in words if w not in _PHATIC) >= 3
 
 
 class TurnFactExtractor:

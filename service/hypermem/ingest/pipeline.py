@@ -283,8 +283,8 @@ class Ingestor:
                 session=session.session,
                 title=title,
                 summary=summary,
-                start=turns[0].timestamp,
-                end=turns[-1].timestamp,
+                start=min(t.timestamp for t in turns),  # dialogue order need not be time order
+                end=max(t.timestamp for t in turns),
                 participants=sorted({t.speaker for t in turns}),
                 turn_ids=[t.id for t in turns],
             )
