@@ -256,7 +256,8 @@ def test_a_duplicate_sample_id_or_a_conversation_without_sessions_is_refused_bef
     assert "no-talk.conversation: no sessions" in result.output
 
 
-def test_serve_on_a_busy_port_or_a_bad_host_prints_no_banner_and_names_the_option(cli_env, tmp_path):
+@pytest.mark.parametrize("command", [["serve"], ["mcp", "--http"]])
+def test_a_server_on_a_busy_port_or_a_bad_host_prints_no_banner_and_names_the_option(cli_env, tmp_path, command):
     import socket
 
     cli_env(tmp_path / "db")
@@ -264,11 +265,11 @@ def test_serve_on_a_busy_port_or_a_bad_host_prints_no_banner_and_names_the_optio
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = run("serve", "--port", str(port))
+        result = run(*command, "--port", str(port))
     assert result.exit_code == 2
-    assert f"--port {port}: Address already in use" in result.output
+    assert f"cannot start: --port {port}: Address already in use" in result.output
     assert "hypermem API on" not in result.output
-    result = run("serve", "--host", "no-such-host.invalid")
+    result = run(*command, "--host", "no-such-host.invalid")
     assert result.exit_code == 2
     assert "--host 'no-such-host.invalid'" in result.output
     assert "hypermem API on" not in result.output

@@ -621,19 +621,12 @@ def serve(
         api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
 
 
-def _bind(api, host: str, port: int, debug: bool):
-    """Werkzeug's threaded development server bound to ``host:port`` (not serving yet).
-
-    Raises ``OSError`` naming ``--port`` (in use, not allowed) or ``--host`` (unknown, not local)."""
+def _check_address(host: str, port: int) -> None:
+    """Bind ``host:port`` once and let it go. Raises ``OSError`` naming ``--port`` (in use, not allowed) or
+    ``--host`` (unknown, not local): a server that binds later would report it in its own words, or not at all."""
     import errno
     import socket
 
-    from werkzeug.debug import DebuggedApplication
-    from werkzeug.serving import make_server
-
-    api.debug = debug
-    wsgi = DebuggedApplication(api, evalex=True) if debug else api
-    # werkzeug prints its own message and exits 1 when it cannot bind: try the address first
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         with socket.socket(family, kind, proto) as probe:
@@ -645,6 +638,18 @@ def _bind(api, host: str, port: int, debug: bool):
         if exc.errno in (errno.EADDRINUSE, errno.EACCES):
             raise OSError(f"--port {port}: {exc.strerror} on {host}") from exc
         raise OSError(f"--host {host!r}: {exc.strerror}") from exc
+
+
+def _bind(api, host: str, port: int, debug: bool):
+    """Werkzeug's threaded development server bound to ``host:port`` (not serving yet).
+
+    Raises ``OSError`` naming ``--port`` (in use, not allowed) or ``--host`` (unknown, not local)."""
+    from werkzeug.debug import DebuggedApplication
+    from werkzeug.serving import make_server
+
+    api.debug = debug
+    wsgi = DebuggedApplication(api, evalex=True) if debug else api
+    _check_address(host, port)  # werkzeug prints its own message and exits 1 when it cannot bind
     return make_server(host, port, wsgi, threaded=True)
 
 
@@ -658,6 +663,13 @@ def mcp_command(
 ) -> None:
     """Run the MCP server (tools: ingest, query, explain, topics, timeline); see hypermem.mcp_server."""
     from hypermem.mcp_server import run as run_mcp
+
+    if http:
+        try:
+            _check_address(host, port)
+        except OSError as exc:
+            typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
+            raise typer.Exit(2) from None
 
     run_mcp(http=http, host=host, port=port)
 
