@@ -249,6 +249,12 @@ def test_admin_key_manages_keys_but_reads_no_memory(client, acme):
     assert client.put(f"/v1/tenants/acme/memories/{OTHER}", headers=acme).status_code == 403
 
 
+def test_a_key_request_takes_no_fields(client):
+    refused = client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN), json={"x": 1})
+    assert refused.status_code == 422 and "x" in refused.get_json()["errors"]["json"]
+    assert client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN), json={}).status_code == 201
+
+
 def test_keys_are_stored_hashed_and_revocable(app, client):
     created = client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN)).get_json()
     key, key_id = created["key"], created["key_id"]
