@@ -82,6 +82,8 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
         out["extra"] = error(await client.call_tool(
             "person_timeline", {"memory_id": memory_id, "person": "Caroline", "start": "2023-99-01", "x": 1}))  # fmt: skip
         out["no_person"] = error(await client.call_tool("person_timeline", {"memory_id": memory_id}))
+        out["text_budget"] = error(await client.call_tool(
+            "query_memory", {"memory_id": memory_id, "query": QUESTION, "turn_budget": "8"}))  # fmt: skip
         try:
             await client.read_resource("hypermem://memories/nope/topics")
         except Exception as exc:  # the SDK's protocol error: its text is what the client shows
@@ -124,6 +126,7 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert "../x" not in owners.all_memories(hm_service.store)
     assert out["extra"].endswith("unknown argument(s): 'start', 'x'")  # as the JSON API's 422 for unknown fields
     assert out["no_person"].endswith("person: Field required")  # field: problem, no pydantic help link
+    assert out["text_budget"].endswith("turn_budget: Input should be a valid integer")  # strict, as the JSON API
     assert out["no_resource"] == "no memory 'nope'"
 
 

@@ -91,10 +91,11 @@ class TenantKeyVerifier:
 
 
 def _search_field(name: str) -> Any:
-    """A tool argument's bounds and help for search setting ``name``, from ``SearchConfig``."""
+    """A tool argument's bounds and help for search setting ``name``, from ``SearchConfig``; strict, as the JSON
+    API is: ``"8"`` is no integer and ``"true"`` no boolean."""
     spec = SEARCH_FIELDS[name]
     low, high = spec.bounds or (None, None)
-    return Field(ge=low, le=high, description=spec.help)
+    return Field(ge=low, le=high, description=spec.help, strict=True)
 
 
 class HypermemServer(MCPServer):
