@@ -357,36 +357,38 @@ class TurnRankerModel:
 
 
 # Fitted by `hypermem eval fit-ranker ../shared/data/locomo-dev.json` on the 7 LoCoMo dev conversations
-# (1,396 questions; cross-validated by `hypermem eval cv`, README "Retrieval quality"), with its adaptive-stopping
-# scale calibrated on the same questions for the default budget of 8 turns, under the default search settings (the
-# topic level off).
+# (1,394 questions with evidence; cross-validated by `hypermem eval cv`, README "Retrieval quality"), with its
+# adaptive-stopping scale calibrated on the same questions for the default budget of 8 turns and the recall-type
+# budget multiple chosen by leave-one-conversation-out over them (1.75: 14 turns for a recall-type question, up to 24
+# by the evidence share), under the default search settings (the topic level off). No recall-type weight adjustment.
 DEFAULT_MODEL = TurnRankerModel(
     {
-        "hierarchy": 10.7471,
+        "hierarchy": 10.6700,
         "turn_bm25": 0.0000,
         "turn_dense": 0.0000,
         "fact_bm25": 0.0000,
-        "fact_dense": 9.8522,
-        "neighbor_hierarchy": 18.3622,
-        "speaker_named": 1.1477,
-        "asks": -0.7406,
-        "length": 0.7322,
-        "bm25_matched": -0.9199,
-        "query_coverage": -2.3498,
-        "window_coverage": 1.7325,
-        "mentions_time": 0.5250,
-        "when_mentions_time": 0.1783,
-        "turn_bm25_relative": 0.9638,
-        "fact_bm25_relative": 1.6287,
-        "turn_bm25_expanded": 17.9975,
-        "specific_names": 1.1120,
-        "quoted_title": 0.3753,
-        "names_something": -0.3191,
-        "word_match_max": -1.3793,
-        "word_match_mean": 2.9981,
+        "fact_dense": 9.9572,
+        "neighbor_hierarchy": 18.3879,
+        "speaker_named": 1.1469,
+        "asks": -0.7407,
+        "length": 0.7335,
+        "bm25_matched": -0.9092,
+        "query_coverage": -2.3459,
+        "window_coverage": 1.7274,
+        "mentions_time": 0.5240,
+        "when_mentions_time": 0.1764,
+        "turn_bm25_relative": 0.9497,
+        "fact_bm25_relative": 1.6414,
+        "turn_bm25_expanded": 18.0098,
+        "specific_names": 1.1090,
+        "quoted_title": 0.3788,
+        "names_something": -0.3148,
+        "word_match_max": -1.4338,
+        "word_match_mean": 3.0320,
     },
-    bias=-11.7349,
-    share_scale=6.79,
+    bias=-11.7247,
+    share_scale=5.94,
+    recall_budget_scale=1.75,
 )
 
 
