@@ -245,8 +245,9 @@ class TurnRankerModel:
     (their evidence is spread over sessions and ranks differently), and their budget is ``recall_budget_scale`` ×
     ``turn_budget``, the others' ``turn_budget``; the share scale keeps the mean at the budget, so the turns a
     recall-type question gets more are taken from the questions whose top is clearly right. ``hypermem eval
-    fit-ranker`` fits the recall weights with the others and chooses the recall budget scale by cross-validation
-    over the training conversations (``hypermem.eval.ranker_fit.choose_recall_budget_scale``)."""
+    fit-ranker`` fits the recall weights after the others (a second logistic regression over the recall-type rows,
+    the first logit as offset: ``hypermem.eval.ranker_fit.fit``) and chooses the recall budget scale by
+    cross-validation over the training conversations (``hypermem.eval.ranker_fit.choose_recall_budget_scale``)."""
 
     weights: Mapping[str, float]
     bias: float
@@ -357,10 +358,12 @@ class TurnRankerModel:
 
 
 # Fitted by `hypermem eval fit-ranker ../shared/data/locomo-dev.json` on the 7 LoCoMo dev conversations
-# (1,394 questions with evidence; cross-validated by `hypermem eval cv`, README "Retrieval quality"), with its
-# adaptive-stopping scale calibrated on the same questions for the default budget of 8 turns and the recall-type
-# budget multiple chosen by leave-one-conversation-out over them (1.75: 14 turns for a recall-type question, up to 24
-# by the evidence share), under the default search settings (the topic level off). No recall-type weight adjustment.
+# (1,394 questions with evidence; cross-validated by `hypermem eval cv`, README "Retrieval quality"), under the default
+# search settings (the topic level off): the weights on every question, the recall-type adjustment on the recall-type
+# ones (the named speaker's own turns and the expanded BM25 leg count more for them, how well a fact's BM25 matches
+# less), the recall-type budget multiple chosen by leave-one-conversation-out over them (1.25: 10 turns for a
+# recall-type question, 5 to 17 by the evidence share) and the adaptive-stopping scale calibrated on the same
+# questions, each at its own budget, for the default budget of 8 turns.
 DEFAULT_MODEL = TurnRankerModel(
     {
         "hierarchy": 10.6700,
@@ -387,8 +390,33 @@ DEFAULT_MODEL = TurnRankerModel(
         "word_match_mean": 3.0320,
     },
     bias=-11.7247,
-    share_scale=5.94,
-    recall_budget_scale=1.75,
+    share_scale=6.29,
+    recall_weights={
+        "hierarchy": 0.0000,
+        "turn_bm25": 0.0000,
+        "turn_dense": 0.0000,
+        "fact_bm25": 0.0000,
+        "fact_dense": 0.0000,
+        "neighbor_hierarchy": 0.0000,
+        "speaker_named": 0.7238,
+        "asks": 0.3567,
+        "length": 0.1515,
+        "bm25_matched": 0.4195,
+        "query_coverage": -0.7622,
+        "window_coverage": 0.0221,
+        "mentions_time": 0.0658,
+        "when_mentions_time": 0.0000,
+        "turn_bm25_relative": 0.0509,
+        "fact_bm25_relative": -1.2212,
+        "turn_bm25_expanded": 1.6341,
+        "specific_names": -0.6067,
+        "quoted_title": 0.3208,
+        "names_something": 0.6064,
+        "word_match_max": 0.4168,
+        "word_match_mean": 0.1014,
+    },
+    recall_bias=-1.2918,
+    recall_budget_scale=1.25,
 )
 
 
