@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import pytest
 from conftest import make_testconv_record
@@ -124,18 +125,51 @@ def test_fact_scores_are_rrf_plus_parent_term(ask):
 @pytest.mark.parametrize("budget", [3, 8])
 def test_learned_ranker_stops_at_the_evidence_share(ask, hm_service, hm_ingested, question, budget):
     result = ask(question, turn_budget=budget)
-    _, rows = hm_service.retriever.turn_features(hm_ingested.memory_id, question, turn_budget=budget)
+    _, rows, query_type = hm_service.retriever.turn_rows(hm_ingested.memory_id, question, turn_budget=budget)
+    assert query_type == result.stop.query_type
     model = hm_service.retriever.turn_ranker
-    probability = model.probability(model.score(rows))
+    probability = model.probability(model.score(rows, query_type))
+    own = model.budget_for(query_type, budget)  # a recall-type question's budget is its own multiple
+    assert own == (budget * model.recall_budget_scale if query_type == "recall" else budget)
     stop = result.stop
     assert stop.rule.startswith("evidence-share")
     assert stop.considered == len(probability)
-    assert stop.threshold == pytest.approx(1 / (model.share_scale * budget), abs=1e-6)
-    natural = int((probability / probability.sum() >= 1 / (model.share_scale * budget)).sum())
-    low, high = max(1, -(-budget // 2)), int(1.75 * budget)
+    assert stop.threshold == pytest.approx(1 / (model.share_scale * own), abs=1e-6)
+    natural = int((probability / probability.sum() >= 1 / (model.share_scale * own)).sum())
+    low, high = max(1, math.ceil(own / 2)), math.floor(1.75 * own)
     assert stop.cut_at == min(len(probability), max(low, min(high, natural)))
     assert stop.rule.endswith(f"(floor {low})") == (natural < low)
     assert len(result.turns) == stop.cut_at  # the cut is the number of turns read
+
+
+def test_a_recall_type_question_is_scored_and_cut_with_its_own_weights_and_budget(hm_service, hm_ingested):
+    """Under a model whose recall-type adjustment doubles the budget and favours the hierarchy, a recall-type
+    question's logits and cut follow the adjusted weights and the doubled budget; a precision question's do not."""
+    from hypermem.retrieve.turn_ranker import DEFAULT_MODEL, FEATURES
+
+    retriever = hm_service.retriever
+    adjustment = {name: 0.0 for name in FEATURES} | {"hierarchy": 30.0}
+    model = dataclasses.replace(DEFAULT_MODEL, recall_weights=adjustment, recall_bias=1.5, recall_budget_scale=2.0)
+    shipped, retriever.turn_ranker = retriever.turn_ranker, model
+    try:
+        for question, query_type, budget in [("How many times did Nadia and Omar talk about pottery?", "recall", 12),
+                                             ("When did Nadia run the half marathon?", "precision", 6)]:  # fmt: skip
+            result = hm_service.query(hm_ingested.memory_id, question, turn_budget=6)
+            _, rows, seen = retriever.turn_rows(hm_ingested.memory_id, question, turn_budget=6)
+            assert (seen, result.stop.query_type) == (query_type, query_type)
+            logits = DEFAULT_MODEL.score(rows) + (1.5 + 30.0 * rows[:, FEATURES.index("hierarchy")]
+                                                  if query_type == "recall" else 0.0)  # fmt: skip
+            assert model.score(rows, query_type) == pytest.approx(logits)
+            probability = model.probability(logits)
+            assert result.stop.threshold == pytest.approx(1 / (model.share_scale * budget), abs=1e-6)
+            natural = int((probability / probability.sum() >= 1 / (model.share_scale * budget)).sum())
+            low, high = math.ceil(budget / 2), math.floor(1.75 * budget)
+            assert result.stop.cut_at == len(result.turns) == min(len(probability), max(low, min(high, natural)))
+            fused = result.turns[0].path[-2]
+            assert fused.logit == pytest.approx(sum(fused.ranker.values()), abs=2e-3)
+            assert fused.ranker["bias"] == pytest.approx(model.bias_for(query_type), abs=1e-4)
+    finally:
+        retriever.turn_ranker = shipped
 
 
 def _rule(stop) -> str:

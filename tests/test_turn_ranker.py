@@ -242,3 +242,107 @@ HELD = frozenset({"locker", "code", "pool", "fix", "work", "peak", "traffic", "t
 )
 def test_exact_match_needs_two_thirds_of_the_query_terms_the_memory_holds(query, text, held, expected):
     assert exact_match(query, text, held) is expected
+
+
+# --- recall-type questions: their own weights and budget (issue 11: multi-hop) -------------------------------
+def test_recall_type_rows_get_their_own_adjustment_with_rank_adjustments_kept_nonnegative():
+    rng = np.random.default_rng(11)
+    n = 6000
+    recall = rng.random(n) < 0.4
+    label = rng.random(n) < 0.2
+    x = np.zeros((n, len(FEATURES)))
+    x[:, FEATURES.index("hierarchy")] = np.where(label, rng.uniform(0.05, 0.09, n), rng.uniform(0.0, 0.06, n))
+    # speaker_named tells evidence only for recall-type rows; a rank leg points the wrong way only for them
+    x[:, FEATURES.index("speaker_named")] = np.where(recall & label, 1.0, (rng.random(n) < 0.3).astype(float))
+    x[:, FEATURES.index("turn_dense")] = np.where(recall & label, 0.0, rng.uniform(0.0, 0.09, n))
+    model = fit(x, label.astype(int), FEATURES, RANK_FEATURES, recall=recall)
+    assert model.recall_weights["speaker_named"] > 2 > abs(model.weights["speaker_named"])
+    assert model.weights["turn_dense"] >= 0 and model.recall_weights["turn_dense"] >= 0
+    assert all(model.recall_weights[name] >= 0 for name in RANK_FEATURES)
+    # the recall-type score is the sum of both; the other types' is the base alone
+    row = x[:1]
+    base = model.bias + float((row @ model.vector)[0])
+    assert float(model.score(row)[0]) == pytest.approx(base)
+    assert float(model.score(row, "precision")[0]) == pytest.approx(base)
+    adjusted = base + model.recall_bias + sum(model.recall_weights[f] * row[0, i] for i, f in enumerate(FEATURES))
+    assert float(model.score(row, "recall")[0]) == pytest.approx(adjusted)
+    parts = model.contributions(row[0], "recall")
+    assert sum(parts.values()) == pytest.approx(adjusted, abs=1e-3)
+    with pytest.raises(ValueError, match="recall: expected one flag per row"):
+        fit(x, label.astype(int), FEATURES, RANK_FEATURES, recall=recall[:10])
+
+
+def _spread_questions(seed: int, conversations: int = 4, n: int = 120) -> list[QuestionRows]:
+    """Precision questions with one evidence turn the hierarchy ranks first, and recall-type ones with six evidence
+    turns the legs rank no better than the rest of the top 20: more turns find more of theirs."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for q in range(n):
+        recall = q % 3 == 0
+        labels = np.zeros(40, dtype=int)
+        x = np.zeros((40, len(FEATURES)))
+        column = FEATURES.index("hierarchy")
+        if recall:
+            labels[rng.choice(20, 6, replace=False)] = 1
+            x[:20, column] = rng.uniform(0.05, 0.09, 20)
+            x[20:, column] = rng.uniform(0.0, 0.03, 20)
+        else:
+            labels[0] = 1
+            x[:, column] = rng.uniform(0.0, 0.05, 40)
+            x[0, column] = 0.09
+        out.append(QuestionRows(f"c{q % conversations}", [f"D1:{i}" for i in range(40)], x, labels,
+                                "recall" if recall else "precision", int(labels.sum())))  # fmt: skip
+    return out
+
+
+def test_the_recall_budget_scale_is_chosen_by_cross_validation_and_the_mean_stays_within_the_budget():
+    from hypermem.eval.ranker_fit import RECALL_BUDGET_SCALES, choose_recall_budget_scale
+    from hypermem.retrieve.stopping import evidence_share_count
+
+    rows = _spread_questions(5)
+    scale, recalls = choose_recall_budget_scale(rows, 8)
+    assert set(recalls) == set(RECALL_BUDGET_SCALES)
+    assert scale == max(RECALL_BUDGET_SCALES, key=lambda s: (round(recalls[s], 9), -s))
+    assert scale > 1.0 and recalls[scale] > recalls[1.0]  # spread evidence: more turns for the recall-type ones
+    model = fit_rows(rows, budget=8)
+    assert model.recall_budget_scale == scale
+    assert model.budget_for("recall", 8) == 8 * scale and model.budget_for("precision", 8) == 8.0
+    counts = {t: [evidence_share_count(model.probability(model.score(r.features, r.query_type)),
+                                       model.budget_for(r.query_type, 8), model.share_scale)
+                  for r in rows if r.query_type == t] for t in ("recall", "precision")}  # fmt: skip
+    assert np.mean(counts["recall"] + counts["precision"]) <= SHARE_CALIBRATION * 8
+    assert np.mean(counts["recall"]) > 8 > np.mean(counts["precision"])
+    # too few conversations to cross-validate on, or no recall-type question: one budget for every type
+    assert choose_recall_budget_scale([r for r in rows if r.sample_id in ("c0", "c1")], 8) == (1.0, {})
+    assert choose_recall_budget_scale([r for r in rows if r.query_type != "recall"], 8) == (1.0, {})
+    assert fit_rows([r for r in rows if r.query_type != "recall"], budget=8).recall_budget_scale == 1.0
+
+
+def test_weights_files_with_recall_adjustments(tmp_path):
+    from dataclasses import replace
+
+    adjusted = replace(DEFAULT_MODEL, recall_weights={**dict.fromkeys(FEATURES, 0.0), "speaker_named": 1.25},
+                       recall_bias=-0.5, recall_budget_scale=1.5)  # fmt: skip
+    path = tmp_path / "ranker.json"
+    path.write_text(json.dumps(adjusted.as_dict()))
+    assert load_model(path) == adjusted
+    assert adjusted.as_dict()["recall"] == {"bias": -0.5, "budget_scale": 1.5,
+                                            "weights": {**dict.fromkeys(FEATURES, 0.0), "speaker_named": 1.25}}  # fmt: skip
+    older = adjusted.as_dict()
+    del older["recall"]  # a file from before recall-type adjustments: none, and one budget for every type
+    path.write_text(json.dumps(older))
+    assert load_model(path).recall_budget_scale == 1.0 and load_model(path).score(np.ones((1, len(FEATURES))),
+                                                                                  "recall") == pytest.approx(
+        DEFAULT_MODEL.score(np.ones((1, len(FEATURES)))))  # fmt: skip
+    for recall, message in [
+        ({"bias": 0.0, "weights": {}}, "recall: must be an object"),
+        ({"bias": 0.0, "weights": [], "budget_scale": 1.0}, "recall.weights: must be an object"),
+        ({"bias": 0.0, "weights": {"asks": 1.0}, "budget_scale": 1.0}, r"recall\.weights: expected exactly"),
+        ({**adjusted.as_dict()["recall"], "budget_scale": 3.0}, r"recall\.budget_scale: must be within \[1, 2\]"),
+        ({**adjusted.as_dict()["recall"], "bias": float("inf")}, r"recall\.bias: must be a finite number"),
+        ({**adjusted.as_dict()["recall"], "weights": {**dict.fromkeys(FEATURES, 0.0), "hierarchy": -1e3}},
+         r"recall\.weights\.hierarchy: a rank weight with its recall adjustment must be >= 0"),
+    ]:  # fmt: skip
+        path.write_text(json.dumps({**adjusted.as_dict(), "recall": recall}))
+        with pytest.raises(TurnRankerModelError, match=message):
+            load_model(path)

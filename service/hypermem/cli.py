@@ -574,6 +574,10 @@ def eval_fit_ranker(
     for name, weight in model.weights.items():
         typer.echo(f"{name}\t{weight:+.4f}")
     typer.echo(f"bias\t{model.bias:+.4f}")
+    for name, weight in model.recall_weights.items():
+        typer.echo(f"recall.{name}\t{weight:+.4f}")
+    typer.echo(f"recall.bias\t{model.recall_bias:+.4f}")
+    typer.echo(f"recall.budget_scale\t{model.recall_budget_scale:.4g}")
     typer.echo(f"share_scale\t{model.share_scale:.4g}")
     typer.echo(f"wrote {out}; use it with HYPERMEM_TURN_RANKER_MODEL={out}", err=True)
 

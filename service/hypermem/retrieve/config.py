@@ -48,7 +48,8 @@ class SearchConfig:
     turn_budget: int = _setting(
         8,
         "Evidence turns per query (HiGMem: about 8): exactly, with fixed stopping; on average, with adaptive"
-        " stopping and the learned turn ranker (from half to 1.75 times it per query); at most, with rrf.",
+        " stopping and the learned turn ranker (from half to 1.75 times the query's budget: this, or for a"
+        " recall-type query the ranker's recall_budget_scale times this); at most, with rrf.",
         (1, 500),
     )
     min_facts: int = _setting(8, "With turn_ranker rrf: adaptive stopping keeps at least this many facts.", (1, 500))

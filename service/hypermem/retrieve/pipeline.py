@@ -16,6 +16,7 @@ The stages rank plain dict candidates; ``Retriever.query`` returns them as a typ
 from __future__ import annotations
 
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable
@@ -208,7 +209,8 @@ class Retriever:
         wide = legs.result() if legs is not None else None
         ranked, evidence = self._ranked_turns(memory_id, text, vector, facts, cfg, analysis, wide)
         if evidence is not None and cfg.stopping == "adaptive":
-            stop = evidence_share_cut(evidence, analysis.query_type, budget=cfg.turn_budget,
+            budget = self.turn_ranker.budget_for(analysis.query_type, cfg.turn_budget)  # the query type's
+            stop = evidence_share_cut(evidence, analysis.query_type, budget=budget,
                                       scale=self.turn_ranker.share_scale)  # fmt: skip
             size = stop.cut_at
         elif evidence is not None:  # fixed: the top turn_budget of the ranker's candidate turns
@@ -237,6 +239,12 @@ class Retriever:
     def turn_features(self, memory_id: str, text: str, **overrides) -> tuple[list[str], np.ndarray]:
         """The learned turn ranker's input for one query: ``(candidate dia_ids, rows × FEATURES)``, as
         ``query`` computes it (its training rows, ``hypermem.eval.ranker_fit``). Raises ``QueryError``."""
+        dia_ids, rows, _ = self.turn_rows(memory_id, text, **overrides)
+        return dia_ids, rows
+
+    def turn_rows(self, memory_id: str, text: str, **overrides) -> tuple[list[str], np.ndarray, str]:
+        """``turn_features`` and the query's type (``QueryAnalysis.query_type``: a recall-type query is scored
+        with its own weights and budget). Raises ``QueryError``."""
         cfg = self._config(text, overrides)
         vector = self.embedder.encode_one(text)
         analysis = self._analyze(memory_id, text)
@@ -245,7 +253,7 @@ class Retriever:
         legs = self._start_memory_wide_legs(memory_id, text, vector, analysis.persons).result()
         vocabulary = self.store.vocabulary(memory_id)
         candidates, rows, details = self._turn_candidates(memory_id, text, sources, analysis, legs, vocabulary)
-        return [details[c]["dia_id"] for c in candidates], rows
+        return [details[c]["dia_id"] for c in candidates], rows, analysis.query_type
 
     def _config(self, text: str, overrides: dict) -> SearchConfig:
         if not isinstance(text, str) or is_blank(text):
@@ -475,18 +483,20 @@ class Retriever:
             candidates, rows, details = self._turn_candidates(
                 memory_id, text, [source for source, _ in hierarchy.values()], analysis, legs, vocabulary
             )
-            logits = self.turn_ranker.score(rows)
+            logits = self.turn_ranker.score(rows, analysis.query_type)
             probability = self.turn_ranker.probability(logits)
             order = sorted(range(len(candidates)), key=lambda i: -logits[i])
             first = self._exact_match(text, candidates, details, legs[0], vocabulary)
             if first is not None:
                 order = [first] + [i for i in order if i != first]
-            # 2 x the budget: more than adaptive stopping's cap (1.75 x), so every turn it may keep is ranked;
-            # score: P(evidence); the step shows the logit's parts
+            # 2 x the query type's budget: more than adaptive stopping's cap (1.75 x), so every turn it may keep is
+            # ranked; score: P(evidence); the step shows the logit's parts
+            ranked_count = math.ceil(2 * self.turn_ranker.budget_for(analysis.query_type, cfg.turn_budget))
             scored = [(candidates[i], float(probability[i]),
-                       {"logit": round(float(logits[i]), 4), "ranker": self.turn_ranker.contributions(rows[i]),
+                       {"logit": round(float(logits[i]), 4),
+                        "ranker": self.turn_ranker.contributions(rows[i], analysis.query_type),
                         **({"via": "exact_match"} if i == first else {})})
-                      for i in order[: 2 * cfg.turn_budget]]  # fmt: skip
+                      for i in order[:ranked_count]]  # fmt: skip
         else:
             scored, details = self._rrf_turns(
                 memory_id, text, vector, {t: f["score"] for t, (_, f) in hierarchy.items()}, cfg

@@ -14,7 +14,11 @@ probability reaches 1 / (scale × budget). A query whose evidence probability si
 turns (one clear answer) gets fewer turns; one whose probability is spread over many (a
 recall-type question whose answer is scattered over sessions) gets more. ``scale`` is
 calibrated on the training questions so that the mean is ``budget`` (``hypermem eval
-fit-ranker``), and the count stays within [⌈budget / 2⌉, ⌊1.75 × budget⌋].
+fit-ranker``), and the count stays within [⌈budget / 2⌉, ⌊1.75 × budget⌋]. The budget is the query type's
+(``TurnRankerModel.budget_for``): a recall-type question's is a multiple of the turn budget (chosen by
+cross-validation when the ranker is fitted), the others' the turn budget; the scale is calibrated over both, so the
+mean stays at the turn budget and a recall-type question's extra turns come from the questions whose top is clearly
+right.
 """
 
 from __future__ import annotations
@@ -92,17 +96,17 @@ def _cut(scores, query_type, mode, k, ratio, confidence, confident) -> StopDecis
     return StopDecision(query_type, f"{int(ratio * 100)}%-of-best", kept, n, threshold)
 
 
-def share_bounds(budget: int) -> tuple[int, int]:
+def share_bounds(budget: float) -> tuple[int, int]:
     """The fewest and most turns ``evidence_share_cut`` keeps for ``budget``: ⌈0.5 b⌉ and ⌊1.75 b⌋ (at least 1)."""
     return max(1, math.ceil(SHARE_MIN * budget)), max(1, math.floor(SHARE_MAX * budget))
 
 
-def evidence_share_count(probabilities: npt.NDArray[np.float64] | Sequence[float], budget: int, scale: float) -> int:
+def evidence_share_count(probabilities: npt.NDArray[np.float64] | Sequence[float], budget: float, scale: float) -> int:
     """How many turns the evidence-share rule keeps (``evidence_share_cut``'s ``cut_at``)."""
     return evidence_share_cut(probabilities, "", budget=budget, scale=scale).cut_at
 
 
-def evidence_share_cut(probabilities: npt.NDArray[np.float64] | Sequence[float], query_type: str, *, budget: int,
+def evidence_share_cut(probabilities: npt.NDArray[np.float64] | Sequence[float], query_type: str, *, budget: float,
                        scale: float) -> StopDecision:  # fmt: skip
     """The evidence-share cut over the candidate turns' P(evidence) (any order): keep the turns whose
     P / ΣP is at least ``threshold`` = 1 / (``scale`` × ``budget``), within ``share_bounds(budget)`` and never

@@ -65,6 +65,9 @@ RR_K = 10  # reciprocal-rank constant of the rank features
 LENGTH_CAP = 1000  # characters; a longer turn's passages carry the rest
 MAX_WEIGHT = 1e4  # a fitted weight is below 100; this bound keeps every logit finite
 NEIGHBOR_SOURCES = 10  # the neighbours of the hierarchy's best turns join the candidates
+# the recall-type budget's multiples of the turn budget (``TurnRankerModel.recall_budget_scale``): from the same budget
+# to twice it (adaptive stopping keeps up to 1.75 x that: 28 turns of a recall-type question at the default budget of 8)
+MIN_RECALL_BUDGET_SCALE, MAX_RECALL_BUDGET_SCALE = 1.0, 2.0
 EXACT_MATCH_SHARE = Fraction(2, 3)  # of the query's held terms in the best BM25 turn: it comes first (``exact_match``)
 
 RANK_FEATURES = ("hierarchy", "turn_bm25", "turn_dense", "fact_bm25", "fact_dense", "neighbor_hierarchy",
@@ -227,58 +230,105 @@ def feature_matrix(query: str, candidates: Sequence[str], lists: TurnLists, turn
     return rows
 
 
+RECALL = "recall"  # the query type (``hypermem.retrieve.analysis``) with weights and a turn budget of its own
+
+
 @dataclass(frozen=True)
 class TurnRankerModel:
     """Per-unit ``weights`` (one per name in ``FEATURES``) and ``bias`` of the linear turn score, and the
     ``share_scale`` of adaptive stopping (``hypermem.retrieve.stopping.evidence_share_cut``: a turn is kept while
-    its share of the query's evidence probability reaches 1 / (share_scale × turn_budget)), calibrated with the
-    weights so that the training questions get ``turn_budget`` turns on average."""
+    its share of the query's evidence probability reaches 1 / (share_scale × the query's budget)), calibrated with
+    the weights so that the training questions get ``turn_budget`` turns on average.
+
+    Recall-type questions (HingeMem's enumerations: "What books has John read?", "list every error we hit") are
+    scored and cut apart: ``recall_weights`` and ``recall_bias`` are added to the weights and the bias for them
+    (their evidence is spread over sessions and ranks differently), and their budget is ``recall_budget_scale`` ×
+    ``turn_budget``, the others' ``turn_budget``; the share scale keeps the mean at the budget, so the turns a
+    recall-type question gets more are taken from the questions whose top is clearly right. ``hypermem eval
+    fit-ranker`` fits the recall weights after the others (a second logistic regression over the recall-type rows,
+    the first logit as offset: ``hypermem.eval.ranker_fit.fit``) and chooses the recall budget scale by
+    cross-validation over the training conversations (``hypermem.eval.ranker_fit.choose_recall_budget_scale``)."""
 
     weights: Mapping[str, float]
     bias: float
     share_scale: float = 6.25
+    recall_weights: Mapping[str, float] = field(default_factory=dict)  # empty: no adjustment (every weight 0)
+    recall_bias: float = 0.0
+    recall_budget_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        if set(self.weights) != set(FEATURES):
-            missing, extra = sorted(set(FEATURES) - set(self.weights)), sorted(set(self.weights) - set(FEATURES))
-            raise ValueError(f"weights: expected exactly the {len(FEATURES)} features {list(FEATURES)}"
-                             f" (missing {missing}, unknown {extra})")  # fmt: skip
-        for name, value in [*self.weights.items(), ("bias", self.bias), ("share_scale", self.share_scale)]:
-            where = name if name in ("bias", "share_scale") else f"weights.{name}"
+        if not self.recall_weights:  # no adjustment: every recall weight 0 (as a weights file without one reads)
+            object.__setattr__(self, "recall_weights", dict.fromkeys(FEATURES, 0.0))
+        for where, weights in (("weights", self.weights), ("recall.weights", self.recall_weights)):
+            if set(weights) != set(FEATURES):
+                missing, extra = sorted(set(FEATURES) - set(weights)), sorted(set(weights) - set(FEATURES))
+                raise ValueError(f"{where}: expected exactly the {len(FEATURES)} features {list(FEATURES)}"
+                                 f" (missing {missing}, unknown {extra})")  # fmt: skip
+        numbers = [*((f"weights.{k}", v) for k, v in self.weights.items()),
+                   *((f"recall.weights.{k}", v) for k, v in self.recall_weights.items()),
+                   ("bias", self.bias), ("share_scale", self.share_scale), ("recall.bias", self.recall_bias),
+                   ("recall.budget_scale", self.recall_budget_scale)]  # fmt: skip
+        for where, value in numbers:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"{where}: must be a finite number, not {value!r}")
             if abs(value) > MAX_WEIGHT:
                 raise ValueError(f"{where}: must be within ±{MAX_WEIGHT:g} (a logit must stay finite), not {value!r}")
         if self.share_scale <= 0:
             raise ValueError(f"share_scale: must be > 0, not {self.share_scale!r}")
+        if not MIN_RECALL_BUDGET_SCALE <= self.recall_budget_scale <= MAX_RECALL_BUDGET_SCALE:
+            raise ValueError(f"recall.budget_scale: must be within [{MIN_RECALL_BUDGET_SCALE:g}, "
+                             f"{MAX_RECALL_BUDGET_SCALE:g}], not {self.recall_budget_scale!r}")  # fmt: skip
 
     @property
     def vector(self) -> npt.NDArray[np.float64]:
         return np.array([self.weights[name] for name in FEATURES])
 
-    def score(self, features: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        """Logits, one per row of ``features`` (rows × ``FEATURES``)."""
-        return self.bias + features @ self.vector
+    def vector_for(self, query_type: str | None) -> npt.NDArray[np.float64]:
+        """The weights that score a query of ``query_type``: ``weights`` (+ ``recall_weights`` for "recall")."""
+        if query_type == RECALL:
+            return self.vector + np.array([self.recall_weights[name] for name in FEATURES])
+        return self.vector
+
+    def bias_for(self, query_type: str | None) -> float:
+        return self.bias + (self.recall_bias if query_type == RECALL else 0.0)
+
+    def budget_for(self, query_type: str | None, budget: int) -> float:
+        """The turn budget of a query of ``query_type`` under the mean ``budget``: ``recall_budget_scale`` ×
+        ``budget`` for a recall-type query, ``budget`` for the others (``evidence_share_cut``'s ``budget``)."""
+        return budget * self.recall_budget_scale if query_type == RECALL else float(budget)
+
+    def score(self, features: npt.NDArray[np.float64], query_type: str | None = None) -> npt.NDArray[np.float64]:
+        """Logits, one per row of ``features`` (rows × ``FEATURES``), for a query of ``query_type``."""
+        return self.bias_for(query_type) + features @ self.vector_for(query_type)
 
     @staticmethod
     def probability(logits: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """P(evidence) of each logit: the logistic function 1 / (1 + e^-logit), in its overflow-free tanh form."""
         return 0.5 * (1.0 + np.tanh(0.5 * logits))
 
-    def contributions(self, row: npt.NDArray[np.float64]) -> dict[str, float]:
+    def contributions(self, row: npt.NDArray[np.float64], query_type: str | None = None) -> dict[str, float]:
         """``{"bias": bias, feature: weight × value, ...}`` of one row, the non-zero features only: the parts that
-        add up to the turn's logit (its explanation)."""
-        parts = {name: round(float(w * v), 4) for name, w, v in zip(FEATURES, self.vector, row) if w * v}
-        return {"bias": round(self.bias, 4), **parts}
+        add up to the turn's logit (its explanation; a recall-type query's weights and bias include their
+        adjustment)."""
+        vector = self.vector_for(query_type)
+        parts = {name: round(float(w * v), 4) for name, w, v in zip(FEATURES, vector, row) if w * v}
+        return {"bias": round(self.bias_for(query_type), 4), **parts}
 
     def as_dict(self) -> dict:
-        return {"bias": self.bias, "weights": dict(self.weights), "share_scale": self.share_scale}
+        recall = {
+            "bias": self.recall_bias,
+            "weights": dict(self.recall_weights),
+            "budget_scale": self.recall_budget_scale,
+        }
+        return {"bias": self.bias, "weights": dict(self.weights), "share_scale": self.share_scale, "recall": recall}
 
     @classmethod
     def from_dict(cls, data: object) -> TurnRankerModel:
         """The inverse of ``as_dict``, for weights files. Raises ``ValueError`` naming the field that is missing or
-        unusable, or a negative rank weight (``hypermem eval fit-ranker`` never writes one)."""
-        keys = {"bias", "weights", "share_scale"}
+        unusable, or a rank weight that is negative (for recall-type queries: with its adjustment added;
+        ``hypermem eval fit-ranker`` never writes one). ``recall`` may be left out (a file from before it: no
+        adjustment, one budget for every query type)."""
+        keys, optional = {"bias", "weights", "share_scale"}, {"recall"}
         if not isinstance(data, Mapping):
             raise ValueError(
                 'expected a JSON object {"bias": number, "weights": {feature: number}, "share_scale": number}'
@@ -286,48 +336,87 @@ class TurnRankerModel:
         if missing := sorted(keys - set(data)):
             hint = " (a file from before adaptive stopping was fitted: refit it with `hypermem eval fit-ranker`)"
             raise ValueError(f"{missing[0]}: missing" + (hint if missing == ["share_scale"] else ""))
-        if extra := sorted(set(data) - keys):
-            raise ValueError(f"{extra[0]}: unknown field; expected only {sorted(keys)}")
+        if extra := sorted(set(data) - keys - optional):
+            raise ValueError(f"{extra[0]}: unknown field; expected only {sorted(keys | optional)}")
         if not isinstance(data["weights"], Mapping):
             raise ValueError(f"weights: must be an object of the {len(FEATURES)} feature weights")
-        model = cls(dict(data["weights"]), data["bias"], data["share_scale"])
+        recall = data.get("recall", {"bias": 0.0, "weights": {}, "budget_scale": 1.0})
+        if not isinstance(recall, Mapping) or set(recall) != {"bias", "weights", "budget_scale"}:
+            raise ValueError('recall: must be an object {"bias": number, "weights": {feature: number},'
+                             ' "budget_scale": number}')  # fmt: skip
+        if not isinstance(recall["weights"], Mapping):
+            raise ValueError(f"recall.weights: must be an object of the {len(FEATURES)} feature weights")
+        model = cls(dict(data["weights"]), data["bias"], data["share_scale"], dict(recall["weights"]),
+                    recall["bias"], recall["budget_scale"])  # fmt: skip
         for name in RANK_FEATURES:
             if model.weights[name] < 0:
                 raise ValueError(f"weights.{name}: a rank weight must be >= 0 (a better rank never lowers a turn)")
+            if model.vector_for(RECALL)[FEATURES.index(name)] < 0:
+                raise ValueError(f"recall.weights.{name}: a rank weight with its recall adjustment must be >= 0"
+                                 " (a better rank never lowers a turn)")  # fmt: skip
         return model
 
 
 # Fitted by `hypermem eval fit-ranker ../shared/data/locomo-dev.json` on the 7 LoCoMo dev conversations
-# (1,396 questions; cross-validated by `hypermem eval cv`, README "Retrieval quality"), with its adaptive-stopping
-# scale calibrated on the same questions for the default budget of 8 turns, under the default search settings (the
-# topic level off).
+# (1,394 questions with evidence; cross-validated by `hypermem eval cv`, README "Retrieval quality"), under the default
+# search settings (the topic level off): the weights on every question, the recall-type adjustment on the recall-type
+# ones (the named speaker's own turns and the expanded BM25 leg count more for them, how well a fact's BM25 matches
+# less), the recall-type budget multiple chosen by leave-one-conversation-out over them (1.25: 10 turns for a
+# recall-type question, 5 to 17 by the evidence share) and the adaptive-stopping scale calibrated on the same
+# questions, each at its own budget, for the default budget of 8 turns.
 DEFAULT_MODEL = TurnRankerModel(
     {
-        "hierarchy": 10.7471,
+        "hierarchy": 10.6700,
         "turn_bm25": 0.0000,
         "turn_dense": 0.0000,
         "fact_bm25": 0.0000,
-        "fact_dense": 9.8522,
-        "neighbor_hierarchy": 18.3622,
-        "speaker_named": 1.1477,
-        "asks": -0.7406,
-        "length": 0.7322,
-        "bm25_matched": -0.9199,
-        "query_coverage": -2.3498,
-        "window_coverage": 1.7325,
-        "mentions_time": 0.5250,
-        "when_mentions_time": 0.1783,
-        "turn_bm25_relative": 0.9638,
-        "fact_bm25_relative": 1.6287,
-        "turn_bm25_expanded": 17.9975,
-        "specific_names": 1.1120,
-        "quoted_title": 0.3753,
-        "names_something": -0.3191,
-        "word_match_max": -1.3793,
-        "word_match_mean": 2.9981,
+        "fact_dense": 9.9572,
+        "neighbor_hierarchy": 18.3879,
+        "speaker_named": 1.1469,
+        "asks": -0.7407,
+        "length": 0.7335,
+        "bm25_matched": -0.9092,
+        "query_coverage": -2.3459,
+        "window_coverage": 1.7274,
+        "mentions_time": 0.5240,
+        "when_mentions_time": 0.1764,
+        "turn_bm25_relative": 0.9497,
+        "fact_bm25_relative": 1.6414,
+        "turn_bm25_expanded": 18.0098,
+        "specific_names": 1.1090,
+        "quoted_title": 0.3788,
+        "names_something": -0.3148,
+        "word_match_max": -1.4338,
+        "word_match_mean": 3.0320,
     },
-    bias=-11.7349,
-    share_scale=6.79,
+    bias=-11.7247,
+    share_scale=6.29,
+    recall_weights={
+        "hierarchy": 0.0000,
+        "turn_bm25": 0.0000,
+        "turn_dense": 0.0000,
+        "fact_bm25": 0.0000,
+        "fact_dense": 0.0000,
+        "neighbor_hierarchy": 0.0000,
+        "speaker_named": 0.7238,
+        "asks": 0.3567,
+        "length": 0.1515,
+        "bm25_matched": 0.4195,
+        "query_coverage": -0.7622,
+        "window_coverage": 0.0221,
+        "mentions_time": 0.0658,
+        "when_mentions_time": 0.0000,
+        "turn_bm25_relative": 0.0509,
+        "fact_bm25_relative": -1.2212,
+        "turn_bm25_expanded": 1.6341,
+        "specific_names": -0.6067,
+        "quoted_title": 0.3208,
+        "names_something": 0.6064,
+        "word_match_max": 0.4168,
+        "word_match_mean": 0.1014,
+    },
+    recall_bias=-1.2918,
+    recall_budget_scale=1.25,
 )
 
 
