@@ -98,13 +98,12 @@ def fit(features: npt.NDArray[np.float64], labels: npt.NDArray[np.int_], names: 
     Raises ``ValueError`` when shapes disagree or the labels are all one class.
     """
     x = np.asarray(features, dtype=np.float64)
-    if recall is None:
-        weights, bias = fit_weights(x, labels, names, nonnegative, l2)
-        return TurnRankerModel(dict(zip(names, weights)), bias)
-    if len(recall) != len(x):
+    if recall is not None and len(recall) != len(x):
         raise ValueError("recall: expected one flag per row")
     weights, bias = fit_weights(x, labels, names, nonnegative, l2)
     model = TurnRankerModel(dict(zip(names, weights)), bias)
+    if recall is None:
+        return model
     flags, y = np.asarray(recall, dtype=bool), np.asarray(labels)
     if not flags.any() or y[flags].min() == y[flags].max():
         return model  # no recall-type row, or all of one class: nothing to adjust

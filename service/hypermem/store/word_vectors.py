@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -72,8 +72,7 @@ def stored_word_vectors(store: GraphStore, keys: Iterable[str]) -> dict[str, npt
             missing.append(key)
         else:
             out[key] = vector
-    for start in range(0, len(missing), LOOKUP_BATCH):
-        by_id = {word_vector_id(k): k for k in missing[start : start + LOOKUP_BATCH]}
+    for by_id in _by_id_batches(missing):
         for row in store.query("retrieve/word_vectors", ids=list(by_id)):
             key = by_id[row["id"]]
             out[key] = unpack_vector(row["embedding"])
@@ -84,9 +83,13 @@ def stored_word_vectors(store: GraphStore, keys: Iterable[str]) -> dict[str, npt
 def known_word_vectors(store: GraphStore, keys: Iterable[str]) -> set[str]:
     """The keys among ``keys`` whose WordVector the store holds (``ingest/known_word_vectors``). Raises
     ``StoreError``."""
-    keys = list(dict.fromkeys(keys))
     known: set[str] = set()
-    for start in range(0, len(keys), LOOKUP_BATCH):
-        by_id = {word_vector_id(k): k for k in keys[start : start + LOOKUP_BATCH]}
+    for by_id in _by_id_batches(list(dict.fromkeys(keys))):
         known.update(by_id[r["id"]] for r in store.query("ingest/known_word_vectors", ids=list(by_id)))
     return known
+
+
+def _by_id_batches(keys: list[str]) -> Iterator[dict[str, str]]:
+    """``keys`` in lookups of ``LOOKUP_BATCH``, each as ``{WordVector id: embed_key}``."""
+    for start in range(0, len(keys), LOOKUP_BATCH):
+        yield {word_vector_id(k): k for k in keys[start : start + LOOKUP_BATCH]}
