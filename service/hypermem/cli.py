@@ -12,7 +12,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
@@ -608,14 +608,12 @@ def serve(
     try:
         api = create_app(settings, sync_batch_limit=sync_batch)
     except HypermemError as exc:
-        typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
-        raise typer.Exit(1) from exc
+        _cannot_start(exc, 1)
     try:
         try:
             server = _bind(api, host, port, debug)
         except OSError as exc:
-            typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
-            raise typer.Exit(2) from None
+            _cannot_start(exc, 2)
         typer.echo(
             f"hypermem API on http://{host}:{port}/v1 (docs: http://{host}:{port}/docs, explorer: http://{host}:{port}/explore)"
         )
@@ -623,6 +621,12 @@ def serve(
         server.serve_forever()
     finally:
         api.extensions["hypermem"].close()  # stops the embedded FalkorDB this process started
+
+
+def _cannot_start(exc: Exception, code: int) -> NoReturn:
+    """Exit ``code`` with one line saying why a server cannot start."""
+    typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
+    raise typer.Exit(code) from None
 
 
 def _check_address(host: str, port: int) -> None:
@@ -672,8 +676,7 @@ def mcp_command(
         try:
             _check_address(host, port)
         except OSError as exc:
-            typer.echo(visible(f"cannot start: {exc}", one_line=True), err=True)
-            raise typer.Exit(2) from None
+            _cannot_start(exc, 2)
 
     run_mcp(http=http, host=host, port=port)
 
