@@ -163,6 +163,7 @@ def _confirmed(question: str) -> bool:
     try:
         return typer.confirm(question)
     except typer.Abort:
+        typer.echo()  # end the prompt's line: no answer was typed after it
         return False
 
 
