@@ -168,6 +168,15 @@ class _Messages(fields.List):
         return out
 
 
+class JsonBoolean(fields.Boolean):
+    """A JSON ``true`` or ``false``, never ``1``/``0`` (equal to them in Python) or a string."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
+
+
 class IngestRequestSchema(RequestSchema):
     messages = _Messages(
         fields.Nested(MessageSchema),
@@ -176,11 +185,9 @@ class IngestRequestSchema(RequestSchema):
         metadata={"description": "Every bad item is reported with its index and field."},
     )
     # Named ``partial_`` in Python because ``Schema.partial`` is a schema option; loaded as ``partial``.
-    partial_ = fields.Boolean(
+    partial_ = JsonBoolean(
         data_key="partial",
         attribute="partial",
-        truthy={True},
-        falsy={False},
         load_default=False,
         metadata={
             "description": "Store the valid messages and report a status per item instead of refusing the batch."
@@ -256,7 +263,7 @@ def _search_field(spec: SearchField) -> fields.Field:
     """The request field of one search setting: its type, bounds, choices and help from ``SearchConfig``."""
     metadata = {"description": spec.help}
     if spec.kind is bool:
-        return fields.Boolean(truthy={True}, falsy={False}, metadata=metadata)
+        return JsonBoolean(metadata=metadata)
     if spec.kind is str:
         return fields.String(validate=validate.OneOf(spec.choices), metadata=metadata)
     bounds = validate.Range(*spec.bounds) if spec.bounds else None
