@@ -595,6 +595,9 @@ def test_unreachable_neo4j_is_a_store_error():
     with pytest.raises(StoreError, match="not reachable") as info:
         open_store(Settings(store="bolt://127.0.0.1:1"))
     assert "\n" not in str(info.value)  # one line, not the driver's dump
+    assert str(info.value).endswith("(Connection refused)")  # the reason beneath the driver's wrapping
+    with pytest.raises(StoreError, match=r"routing information \(Connection refused\)$"):
+        open_store(Settings(store="neo4j://127.0.0.1:1"))
 
 
 @pytest.mark.neo4j

@@ -132,6 +132,8 @@ def main(
     )
     if not verbose:
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index build at DEBUG
+        # The Neo4j driver logs a failed connection at ERROR before raising it; the store's error says the same.
+        logging.getLogger("neo4j").setLevel(logging.CRITICAL)
     if not sys.stderr.isatty():
         for handler in logging.getLogger().handlers:
             handler.addFilter(_plain_record)

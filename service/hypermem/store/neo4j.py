@@ -28,9 +28,19 @@ log = logging.getLogger(__name__)
 _UNREACHABLE = (ServiceUnavailable, SessionExpired)
 
 
-def _first_line(exc: Exception) -> str:
-    """The driver's message without its multi-line detail."""
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+def _first_line(exc: BaseException) -> str:
+    """The driver's message without its multi-line detail, and the reason beneath it when the driver wraps one
+    ("Unable to retrieve routing information (Connection refused)")."""
+    line = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(":")
+    root = exc
+    while True:  # the innermost cause: through exception groups (the driver's routing) and chained errors
+        inner = root.exceptions[0] if isinstance(root, BaseExceptionGroup) and root.exceptions else None
+        inner = inner or root.__cause__ or root.__context__
+        if inner is None:
+            break
+        root = inner
+    reason = root.strerror if isinstance(root, OSError) and root.strerror else None
+    return f"{line} ({reason})" if reason and reason not in line else line
 
 
 def connection_target(settings: Settings) -> tuple[str, tuple[str, str]]:
