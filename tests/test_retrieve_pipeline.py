@@ -504,3 +504,14 @@ def test_a_short_turn_that_holds_the_query_s_words_comes_first(hm_service):
         assert fused and fused[0].via == "exact_match"
     finally:
         hm_service.delete_memory("locker")
+
+
+def test_an_open_service_spaces_out_young_collections_and_freezes_what_it_loaded(ask):
+    """``hypermem.cpu.fewer_gc_pauses``: full collections walking the loaded modules were the query latency's tail."""
+    import gc
+
+    from hypermem.cpu import YOUNG_GC_ALLOCATIONS
+
+    assert ask(GOLD[0][0]).turns  # the first query freezes the query-side models too
+    assert gc.get_threshold()[0] == YOUNG_GC_ALLOCATIONS
+    assert gc.get_freeze_count() > 10_000  # the modules, the models and the store client
