@@ -4,6 +4,7 @@
         [--sources-per-memory 1] [--queries 60] [--store falkordb:///tmp/x] [--data ...]
         [--replay-batch 1000] [--min-free-gb 4]
     python bench/bench_scale.py --query-only --store falkordb:///PATH [--sources ... --sources-per-memory 2]
+    python bench/bench_scale.py --resume --store falkordb:///PATH --memories 1000 --steps 1000 [--sources ...]
     # the 1,000-memory / ~1M-fact run (about an hour on 2 cores; stop it any time, every step prints):
     nice python bench/bench_scale.py --memories 1000 --steps 1,10,100,300,600,1000 \
         --sources conv-26,conv-30,conv-41,conv-42,conv-43,conv-44,conv-48,sample-1 --sources-per-memory 2
@@ -47,9 +48,13 @@ replayed memory, the machine's available memory (``MemAvailable``) is below ``--
 (default 4 GB; the template memories are always built): the server's RSS grows ~16.4 kB (1,000
 bytes) per fact, so 1M facts needs ~16.4 GB.
 
-``--query-only`` builds nothing: it times ``--queries`` questions to the template memories of an existing
-``--store`` (one an earlier run built with the same ``--sources`` and ``--sources-per-memory``, e.g. a run
-still going, or stopped), with this code, and prints p50/p95, the server's RSS and the disk size.
+``--query-only`` builds nothing: it times ``--queries`` questions to random memories of an existing ``--store``
+(one an earlier run built with the same ``--sources`` and ``--sources-per-memory``, e.g. a run still going, or
+stopped), as a step of the build does, with this code, and prints p50/p95, the server's RSS and the disk size.
+Each question goes to a memory this process has not asked before (most of them, in a large store): its vocabulary,
+BM25 statistics and index shares are cold. ``--resume`` goes on building a stopped run's ``--store`` (same sources):
+its template memories are ingested again for real (their recorded writes are what the replays copy), the memories
+it replayed are kept, and the missing ones are replayed; the probe ratio of its steps compares with the first run's.
 """
 
 from __future__ import annotations
@@ -356,20 +361,23 @@ def time_queries(svc: MemoryService, asked: list[tuple[str, Variant, list[str]]]
 
 
 def query_only(args, groups: list[list[Conversation]], questions: dict[str, list[str]], rng: random.Random) -> None:
-    """Ask the template memories (m0 .. m{templates-1}) of an existing store; build nothing."""
+    """Ask random memories of an existing store (built earlier with the same sources), as a step of the build
+    does: each question in its memory's own names and years; build nothing."""
     data_dir = Path(args.store.removeprefix("falkordb://"))
     settings = Settings(store=args.store, llm_base_url=None)
     with MemoryService.open(settings, use_llm=False, keep_server=True) as svc:
+        stored = set(svc.store.memory_ids())
         asked = []
-        for index, group in enumerate(groups):
-            _, variants = group_messages(group, index)
-            asked += [(f"m{index}", v, questions[c.sample_id]) for c, v in zip(group, variants)]
-        time_queries(svc, asked, 1, rng)  # warm-up: models, caches
+        for index in range(len(stored)):
+            if f"m{index}" in stored:
+                group = groups[index % len(groups)]
+                _, variants = group_messages(group, index)
+                asked += [(f"m{index}", v, questions[c.sample_id]) for c, v in zip(group, variants)]
+        time_queries(svc, asked, 2, rng)  # warm-up: models
         latencies = time_queries(svc, asked, args.queries, rng)
-        memories = len(svc.store.memory_ids())
         server_pid = int((data_dir / "server.pid").read_text())
-        print(f"query only, {memories} memories in {args.store}: q p50 {percentile(latencies, 50):.1f} ms, "
-              f"p95 {percentile(latencies, 95):.1f} ms over {len(latencies)} questions; server RSS "
+        print(f"query only, {len(stored)} memories in {args.store}: q p50 {percentile(latencies, 50):.1f} ms, "
+              f"p95 {percentile(latencies, 95):.1f} ms over {len(latencies)} questions to random memories; server RSS "
               f"{rss_mb(server_pid):.0f} MB; disk {disk_mb(data_dir):.0f} MB; load {load()}")  # fmt: skip
 
 
@@ -393,9 +401,16 @@ def main() -> None:
     parser.add_argument("--replay-batch", type=int, default=1000, help="rows per statement in a replay (default 1000)")
     parser.add_argument(
         "--query-only", action="store_true",
-        help="only time queries to the template memories of --store (built earlier with the same sources)",
+        help="only time queries to random memories of --store (built earlier with the same sources)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="go on building --store where an earlier run with the same sources stopped: its template memories are "
+        "ingested again (their writes are the replays' source), its replayed ones kept",
     )  # fmt: skip
     args = parser.parse_args()
+    if args.resume and not args.store:
+        parser.error("--resume needs --store")
 
     wanted = args.sources.split(",")
     locomo_ids = [s for s in wanted if s != "sample-1"]
@@ -426,6 +441,7 @@ def main() -> None:
             svc.embedder.encode(["warm-up"])
             svc.ingestor  # loads spaCy and YAKE  # noqa: B018
             server_pid = int((data_dir / "server.pid").read_text())
+            resumed = set(svc.store.memory_ids()) if args.resume else set()
             templates: list[Template] = []
             asked: list[tuple[str, Variant, list[str]]] = []  # (memory, variant, its source's questions)
             facts = turns = nodes = built = 0
@@ -456,9 +472,14 @@ def main() -> None:
                         stopped = True
                         break
                     if len(templates) < len(groups):
+                        if f"m{built}" in resumed:
+                            svc.delete_memory(f"m{built}")  # ingested again, for real, to record its writes
                         t = ingest_template(svc, groups[len(templates)], built)
                         templates.append(t)
                         variants = t.variants
+                    elif f"m{built}" in resumed:  # replayed by the run being resumed
+                        t = templates[built % len(templates)]
+                        variants = group_messages(groups[built % len(groups)], built)[1]
                     else:
                         t = templates[built % len(templates)]
                         started = time.perf_counter()
