@@ -75,18 +75,19 @@ class Vocabulary:
         return out
 
 
-def _term_vectors(store: GraphStore, rows: list[dict]) -> tuple[list[str], npt.NDArray[np.float32]]:
-    """The words of Term ``rows`` (``retrieve/vocabulary_terms``) and their vectors: a Term's own (written before
-    WordVector), else its WordVector's (``store.word_vectors``). A word whose WordVector is gone (a deletion racing
-    the ingest that added the word) is left out, and logged."""
-    shared = stored_word_vectors(store, [r["embed_key"] for r in rows if r["embedding"] is None and r["embed_key"]])
+def _term_vectors(store: GraphStore, terms: dict) -> tuple[list[str], npt.NDArray[np.float32]]:
+    """The words of a ``retrieve/vocabulary_terms`` row (aligned lists ``words``, ``embed_keys``, ``embeddings``)
+    and their vectors: a Term's own (written before WordVector), else its WordVector's (``store.word_vectors``). A
+    word whose WordVector is gone (a deletion racing the ingest that added the word) is left out, and logged."""
+    rows = list(zip(terms["words"], terms["embed_keys"], terms["embeddings"]))
+    shared = stored_word_vectors(store, [key for _, key, inline in rows if not inline and key])
     words, vectors = [], []
-    for r in rows:
-        vector = unpack_vector(r["embedding"]) if r["embedding"] is not None else shared.get(r["embed_key"] or "")
+    for word, key, inline in rows:
+        vector = unpack_vector(inline) if inline else shared.get(key)
         if vector is None:
-            log.warning("vocabulary word %r has no vector in the store; left out", r["word"])
+            log.warning("vocabulary word %r has no vector in the store; left out", word)
             continue
-        words.append(r["word"])
+        words.append(word)
         vectors.append(vector)
     return words, (np.stack(vectors) if vectors else np.zeros((0, 0), dtype=np.float32))
 
@@ -119,7 +120,7 @@ class VocabularyMatrices:
             grows = cached is not None and cached.generation == generation and cached.count < count
             known = list(cached.words) if grows and cached is not None else []
             words, vectors = _term_vectors(
-                store, store.query("retrieve/vocabulary_terms", memory_id=memory_id, known=known)
+                store, store.query("retrieve/vocabulary_terms", memory_id=memory_id, known=known)[0]
             )
             if grows and cached is not None:
                 words = list(cached.words) + words
