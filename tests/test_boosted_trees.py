@@ -30,7 +30,6 @@ def test_trees_are_evaluated_as_written():
     # 0.25 + tree 1 + tree 2, each row by hand (a value equal to the threshold goes left)
     assert trees.predict(rows).tolist() == pytest.approx([0.25 + 1.0 + 0.5, 0.25 - 1.0 - 0.5, 0.25 + 3.0 - 0.5,
                                                           0.25 + 1.0 - 0.5])  # fmt: skip
-    assert trees.depth == 2
     assert BoostedTrees.from_dict(json.loads(json.dumps(trees.as_dict())), ("a", "b")) == trees
     assert trees.as_dict() == TINY
 

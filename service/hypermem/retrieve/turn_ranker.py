@@ -331,16 +331,19 @@ class TurnRankerModel:
         """P(evidence) of each logit: the logistic function 1 / (1 + e^-logit), in its overflow-free tanh form."""
         return 0.5 * (1.0 + np.tanh(0.5 * logits))
 
-    def contributions(self, row: npt.NDArray[np.float64], query_type: str | None = None) -> dict[str, float]:
+    def contributions(self, row: npt.NDArray[np.float64], query_type: str | None = None,
+                      logit: float | None = None) -> dict[str, float]:  # fmt: skip
         """``{"bias": bias, feature: weight × value, ..., "boost": trees' correction}`` of one row, the non-zero
         features only: the parts that add up to the turn's logit (its explanation; a recall-type query's weights
-        and bias include their adjustment; ``boost``, with trees only, is the final logit minus the linear one)."""
+        and bias include their adjustment; ``boost``, with trees only, is the final logit minus the linear one).
+        ``logit``: the row's ``score`` when the caller has it (the trees are not walked again)."""
         vector = self.vector_for(query_type)
         parts = {name: round(float(w * v), 4) for name, w, v in zip(FEATURES, vector, row) if w * v}
         out = {"bias": round(self.bias_for(query_type), 4), **parts}
         if self.boost is not None:
             one = np.asarray(row, dtype=np.float64)[None, :]
-            out["boost"] = round(float(self.score(one, query_type)[0] - self.linear_score(one, query_type)[0]), 4)
+            final = float(self.score(one, query_type)[0]) if logit is None else logit
+            out["boost"] = round(final - float(self.linear_score(one, query_type)[0]), 4)
         return out
 
     def as_dict(self) -> dict:
