@@ -11,7 +11,7 @@ and gradient-boosted trees over the features, the query type and that logit corr
 of its evidence; the trees learn where that sum misleads: which features matter differently for a strong or a weak
 linear score, or for a recall-type query. Held out (leave one LoCoMo dev conversation out, each fold's trees, budget
 multiple and stopping scale fitted on the other six) they raise multi-hop recall 0.537 → 0.565 and pooled recall
-0.813 → 0.817 at the same budget (README "Retrieval quality").
+0.813 → 0.817 at the same budget (README "Benchmarks").
 
 Rank features are reciprocal ranks ``1 / (RR_K + rank)`` (0 when the leg did not return the turn),
 as in RRF; their weights are kept ≥ 0, so a better rank in any leg never lowers a turn. The weights
@@ -395,7 +395,7 @@ class TurnRankerModel:
 
 # Fitted by `hypermem eval fit-ranker ../shared/data/locomo-dev.json --out service/hypermem/retrieve/turn_ranker_model.json`
 # on the 7 LoCoMo dev conversations (1,394 questions with evidence; cross-validated by `hypermem eval cv`, README
-# "Retrieval quality"), under the default search settings (the topic level off): the linear weights on every question,
+# "Benchmarks"), under the default search settings (the topic level off): the linear weights on every question,
 # the recall-type adjustment on the recall-type ones, the boosted trees over the linear logit on every question, and
 # the recall-type budget multiple and the adaptive-stopping scale chosen by leave-one-conversation-out over them for
 # the default budget of 8 turns. The file is ``TurnRankerModel.as_dict`` (a weights file like any other).
