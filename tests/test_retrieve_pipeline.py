@@ -149,7 +149,8 @@ def test_a_recall_type_question_is_scored_and_cut_with_its_own_weights_and_budge
 
     retriever = hm_service.retriever
     adjustment = {name: 0.0 for name in FEATURES} | {"hierarchy": 30.0}
-    model = dataclasses.replace(DEFAULT_MODEL, recall_weights=adjustment, recall_bias=1.5, recall_budget_scale=2.0)
+    linear = dataclasses.replace(DEFAULT_MODEL, boost=None)  # the adjustment's effect on the logit, by hand
+    model = dataclasses.replace(linear, recall_weights=adjustment, recall_bias=1.5, recall_budget_scale=2.0)
     shipped, retriever.turn_ranker = retriever.turn_ranker, model
     try:
         for question, query_type, budget in [("How many times did Nadia and Omar talk about pottery?", "recall", 12),
@@ -157,7 +158,7 @@ def test_a_recall_type_question_is_scored_and_cut_with_its_own_weights_and_budge
             result = hm_service.query(hm_ingested.memory_id, question, turn_budget=6)
             _, rows, seen = retriever.turn_rows(hm_ingested.memory_id, question, turn_budget=6)
             assert (seen, result.stop.query_type) == (query_type, query_type)
-            logits = DEFAULT_MODEL.score(rows) + (1.5 + 30.0 * rows[:, FEATURES.index("hierarchy")]
+            logits = linear.score(rows) + (1.5 + 30.0 * rows[:, FEATURES.index("hierarchy")]
                                                   if query_type == "recall" else 0.0)  # fmt: skip
             assert model.score(rows, query_type) == pytest.approx(logits)
             probability = model.probability(logits)

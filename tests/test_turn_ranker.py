@@ -134,10 +134,12 @@ def _questions(seed: int, n: int = 60) -> list[QuestionRows]:
 
 
 def test_the_share_scale_is_calibrated_to_the_budget_on_the_training_questions():
+    from hypermem.eval.ranker_fit import choose_stopping
     from hypermem.retrieve.stopping import evidence_share_count
 
-    rows = _questions(3)
+    rows = [r for r in _questions(3) if r.sample_id != "c2"]  # 2 conversations: calibrated on the rows themselves
     model = fit_rows(rows, budget=8)
+    assert choose_stopping(rows, 8) is None
     assert model.share_scale == calibrate_share_scale(model, rows, 8)
 
     def mean_turns(scale: float) -> float:
@@ -150,6 +152,25 @@ def test_the_share_scale_is_calibrated_to_the_budget_on_the_training_questions()
     assert fit_rows(rows, budget=4).share_scale != model.share_scale  # calibrated for the budget it is given
     with pytest.raises(ValueError, match="no question with evidence"):
         fit_rows(rows, sample_ids={"nobody"})
+
+
+def test_with_three_conversations_the_share_scale_is_calibrated_out_of_fold():
+    from hypermem.eval.ranker_fit import _fit, choose_stopping
+    from hypermem.retrieve.stopping import evidence_share_count
+
+    rows = _questions(3)  # conversations c0, c1, c2; no recall-type question: one budget
+    choice = choose_stopping(rows, 8)
+    assert choice is not None and choice.recall_budget_scale == 1.0 and choice.recalls == {}
+    model = fit_rows(rows, budget=8)
+    assert (model.share_scale, model.recall_budget_scale) == (choice.share_scale, 1.0)
+    # each conversation scored by the ranker fitted on the other two: those probabilities average the budget
+    held_out = []
+    for conversation in ("c0", "c1", "c2"):
+        other = _fit([r for r in rows if r.sample_id != conversation])
+        held_out += [other.probability(other.score(r.features)) for r in rows if r.sample_id == conversation]
+    turns = [evidence_share_count(p, 8, choice.share_scale) for p in held_out]
+    assert np.mean(turns) <= SHARE_CALIBRATION * 8
+    assert np.mean([evidence_share_count(p, 8, choice.share_scale * 1.02) for p in held_out]) > SHARE_CALIBRATION * 8
 
 
 def test_fit_refuses_one_class_and_bad_shapes():
@@ -296,25 +317,27 @@ def _spread_questions(seed: int, conversations: int = 4, n: int = 120) -> list[Q
 
 
 def test_the_recall_budget_scale_is_chosen_by_cross_validation_and_the_mean_stays_within_the_budget():
-    from hypermem.eval.ranker_fit import RECALL_BUDGET_SCALES, choose_recall_budget_scale
+    from hypermem.eval.ranker_fit import RECALL_BUDGET_SCALES, choose_stopping
     from hypermem.retrieve.stopping import evidence_share_count
 
     rows = _spread_questions(5)
-    scale, recalls = choose_recall_budget_scale(rows, 8)
+    choice = choose_stopping(rows, 8)
+    assert choice is not None
+    scale, recalls = choice.recall_budget_scale, choice.recalls
     assert set(recalls) == set(RECALL_BUDGET_SCALES)
     assert scale == max(RECALL_BUDGET_SCALES, key=lambda s: (round(recalls[s], 9), -s))
     assert scale > 1.0 and recalls[scale] > recalls[1.0]  # spread evidence: more turns for the recall-type ones
     model = fit_rows(rows, budget=8)
-    assert model.recall_budget_scale == scale
+    assert (model.recall_budget_scale, model.share_scale) == (scale, choice.share_scale)
     assert model.budget_for("recall", 8) == 8 * scale and model.budget_for("precision", 8) == 8.0
     counts = {t: [evidence_share_count(model.probability(model.score(r.features, r.query_type)),
                                        model.budget_for(r.query_type, 8), model.share_scale)
                   for r in rows if r.query_type == t] for t in ("recall", "precision")}  # fmt: skip
-    assert np.mean(counts["recall"] + counts["precision"]) <= SHARE_CALIBRATION * 8
+    assert np.mean(counts["recall"] + counts["precision"]) <= 8
     assert np.mean(counts["recall"]) > 8 > np.mean(counts["precision"])
     # too few conversations to cross-validate on, or no recall-type question: one budget for every type
-    assert choose_recall_budget_scale([r for r in rows if r.sample_id in ("c0", "c1")], 8) == (1.0, {})
-    assert choose_recall_budget_scale([r for r in rows if r.query_type != "recall"], 8) == (1.0, {})
+    assert choose_stopping([r for r in rows if r.sample_id in ("c0", "c1")], 8) is None
+    assert fit_rows([r for r in rows if r.sample_id in ("c0", "c1")], budget=8).recall_budget_scale == 1.0
     assert fit_rows([r for r in rows if r.query_type != "recall"], budget=8).recall_budget_scale == 1.0
 
 

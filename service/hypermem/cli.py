@@ -581,6 +581,8 @@ def eval_fit_ranker(
         typer.echo(f"recall.{name}\t{weight:+.4f}")
     typer.echo(f"recall.bias\t{model.recall_bias:+.4f}")
     typer.echo(f"recall.budget_scale\t{model.recall_budget_scale:.4g}")
+    if model.boost is not None:
+        typer.echo(f"boost\t{len(model.boost.roots)} trees, {len(model.boost.feature)} nodes")
     typer.echo(f"share_scale\t{model.share_scale:.4g}")
     typer.echo(f"wrote {out}; use it with HYPERMEM_TURN_RANKER_MODEL={out}", err=True)
 

@@ -1,4 +1,5 @@
-"""Fitting the learned turn ranker (``hypermem.retrieve.turn_ranker``): L2-regularised logistic regression.
+"""Fitting the learned turn ranker (``hypermem.retrieve.turn_ranker``): L2-regularised logistic regression, then
+gradient-boosted trees over its logit.
 
 Rows are (question, candidate turn) pairs with the turn's features; the label is 1 when the turn is
 one of the question's evidence turns (its gold ``dia_id``s). The fit is Newton's method (IRLS) on
@@ -14,12 +15,17 @@ offset, learns what they rank differently by (rank adjustments kept ≥ 0 too, s
 for either type). On the 7 LoCoMo dev conversations, leave one conversation out (same budget): multi-hop
 0.511 → 0.530 [+0.004, +0.033], pooled 0.809 → 0.812.
 
-The same training questions then calibrate adaptive stopping (``calibrate_share_scale``): the
-evidence-share scale is the largest for which the questions get at most ``budget`` turns on average, a recall-type
-question counted at its own budget, ``recall_budget_scale`` × ``budget``. That scale is chosen by cross-validation
-over the training conversations (``choose_recall_budget_scale``): each conversation's questions are scored by the
-ranker fitted on the others, and the scale among ``RECALL_BUDGET_SCALES`` whose calibrated cut recalls the most
-evidence over them wins (a tie goes to the smaller).
+Boosted trees (``fit_boost``, scikit-learn's HistGradientBoostingClassifier with fixed ``BOOST_PARAMS``) are then
+fitted on every row over the features, the recall-type flag and the linear logit; their output is the final logit
+(``TurnRankerModel.boost``). On the 7 LoCoMo dev conversations, leave one conversation out, each fold's whole fit on
+its six training conversations (``fit_rows``): multi-hop 0.537 → 0.565, pooled 0.813 → 0.817 at 7.89 turns.
+
+Adaptive stopping is calibrated on the training questions' out-of-fold probabilities (``choose_stopping``): each
+conversation's questions are scored by the ranker fitted on the others; the recall-type budget multiple among
+``RECALL_BUDGET_SCALES`` whose calibrated cut recalls the most evidence over them wins (a tie goes to the smaller),
+and the evidence-share scale is the largest for which those questions get at most ``budget`` turns on average, a
+recall-type question counted at its own budget, ``recall_budget_scale`` × ``budget`` (``_calibrated_scale``). With
+fewer than 3 conversations the rows' own probabilities calibrate it (``calibrate_share_scale``).
 """
 
 from __future__ import annotations
@@ -33,9 +39,10 @@ import numpy as np
 import numpy.typing as npt
 
 from hypermem.eval.dataset import Question
+from hypermem.retrieve.boosted_trees import BoostedTrees
 from hypermem.retrieve.pipeline import QueryError
 from hypermem.retrieve.stopping import evidence_share_count
-from hypermem.retrieve.turn_ranker import FEATURES, RANK_FEATURES, RECALL, TurnRankerModel
+from hypermem.retrieve.turn_ranker import BOOST_INPUTS, FEATURES, RANK_FEATURES, RECALL, TurnRankerModel, boost_inputs
 
 if TYPE_CHECKING:
     from hypermem.service import MemoryService
@@ -46,6 +53,10 @@ FEW_TRAINING_QUESTIONS = 50  # `hypermem eval fit-ranker` warns below this many 
 # questions spread around the training mean (±0.5 turn per held-out LoCoMo conversation), so their mean stays within.
 SHARE_CALIBRATION = 0.98
 RECALL_BUDGET_SCALES = (1.0, 1.25, 1.5, 1.75, 2.0)  # the recall-type budget multiples cross-validation chooses among
+# The boosted trees over the linear logit (``fit_boost``; scikit-learn's HistGradientBoostingClassifier), set once
+# before they were measured, not tuned: 200 trees of up to 15 leaves, each leaf holding at least 200 training rows.
+BOOST_PARAMS = {"max_iter": 200, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 200,
+                "l2_regularization": 1.0}  # fmt: skip
 
 
 def _irls(
@@ -210,54 +221,111 @@ def _calibrated_scale(probabilities: Sequence[npt.NDArray[np.float64]], budgets:
     return math.floor(low * 10**places) / 10**places
 
 
-def _fit(rows: Sequence[QuestionRows], recall_adjustment: bool = True) -> TurnRankerModel:
-    """The ranker fitted on ``rows`` (with recall-type adjustments when ``recall_adjustment``), before adaptive
-    stopping is calibrated."""
+def fit_boost(model: TurnRankerModel, features: npt.NDArray[np.float64], labels: npt.NDArray[np.int_],
+              recall: npt.NDArray[np.bool_]) -> BoostedTrees:  # fmt: skip
+    """Boosted trees (``TurnRankerModel.boost``) fitted on ``features`` (rows × FEATURES), their 0/1 ``labels`` and
+    each row's recall-type flag, over ``model``'s linear logits: scikit-learn's HistGradientBoostingClassifier with
+    ``BOOST_PARAMS`` (log loss, no subsampling, no early stopping: the same rows give the same trees), on one thread.
+    scikit-learn is imported here only: answering a query never loads it."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from threadpoolctl import threadpool_limits
+
+    flags = np.asarray(recall, dtype=bool)
+    linear = np.where(flags, model.linear_score(features, RECALL), model.linear_score(features))
+    inputs = boost_inputs(features, flags, linear)
+    # one OpenMP thread: its spinning workers only slow a 2-core machine that also runs the graph server
+    with threadpool_limits(limits=1, user_api="openmp"):
+        booster = HistGradientBoostingClassifier(**BOOST_PARAMS, early_stopping=False, random_state=0)
+        booster.fit(inputs, np.asarray(labels))
+    return _trees(booster)
+
+
+def _trees(booster: object) -> BoostedTrees:
+    """A fitted HistGradientBoostingClassifier's trees in ``BoostedTrees``' layout (its leaf values already carry the
+    learning rate; its raw prediction is the baseline plus their sum). It reads the estimator's private
+    ``_predictors`` (each tree's node array) and ``_baseline_prediction``, unchanged since scikit-learn 0.21;
+    ``tests/test_boosted_trees.py`` checks the exported trees against the estimator's own ``decision_function``."""
+    nodes = [predictor.nodes for (predictor,) in booster._predictors]  # type: ignore[attr-defined]
+    roots = np.cumsum([0, *(len(n) for n in nodes[:-1])]).astype(np.int64)
+    every = np.concatenate(nodes)
+    index = np.arange(len(every))
+    offsets = np.repeat(roots, [len(n) for n in nodes])
+    leaf = every["is_leaf"].astype(bool)
+    left = np.where(leaf, index, every["left"].astype(np.int64) + offsets)
+    right = np.where(leaf, index, every["right"].astype(np.int64) + offsets)
+    return BoostedTrees(BOOST_INPUTS, float(np.ravel(booster._baseline_prediction)[0]),  # type: ignore[attr-defined]
+                        roots, np.where(leaf, 0, every["feature_idx"]).astype(np.int64),
+                        np.where(leaf, 0.0, every["num_threshold"]).astype(np.float64), left, right,
+                        np.where(leaf, every["value"], 0.0).astype(np.float64))  # fmt: skip
+
+
+def _fit(rows: Sequence[QuestionRows], recall_adjustment: bool = True, boost: bool = True) -> TurnRankerModel:
+    """The ranker fitted on ``rows`` (with recall-type adjustments when ``recall_adjustment``, boosted trees over its
+    logit when ``boost``), before adaptive stopping is calibrated."""
     features = np.vstack([r.features for r in rows])
     labels = np.concatenate([r.labels for r in rows])
-    if not recall_adjustment:
-        return fit(features, labels, FEATURES, RANK_FEATURES)
     recall = np.concatenate([np.full(len(r.labels), r.recall_type) for r in rows])
-    return fit(features, labels, FEATURES, RANK_FEATURES, recall=recall)
+    model = fit(features, labels, FEATURES, RANK_FEATURES, recall=recall if recall_adjustment else None)
+    return replace(model, boost=fit_boost(model, features, labels, recall)) if boost else model
 
 
-def choose_recall_budget_scale(rows: Sequence[QuestionRows], budget: int,
-                               recall_adjustment: bool = True) -> tuple[float, dict[float, float]]:  # fmt: skip
-    """``(scale, {candidate scale: cross-validated recall})``: the recall-type budget multiple among
-    ``RECALL_BUDGET_SCALES`` under which the questions of ``rows`` recall the most evidence, each conversation's
-    questions scored by the ranker fitted on the other conversations and cut by the evidence share calibrated over
-    all of them at that multiple (a tie goes to the smaller). 1.0 (and no table) with fewer than 3 conversations
-    or no recall-type question: too little to cross-validate on."""
+@dataclass(frozen=True)
+class StoppingChoice:
+    """What cross-validation over the training conversations chose (``choose_stopping``): the recall-type budget
+    multiple ``recall_budget_scale``, the evidence-share ``share_scale`` calibrated at it on the out-of-fold
+    probabilities, and ``recalls``: each candidate multiple's cross-validated recall (empty without a recall-type
+    question: the multiple is then 1.0)."""
+
+    recall_budget_scale: float
+    share_scale: float
+    recalls: dict[float, float]
+
+
+def choose_stopping(rows: Sequence[QuestionRows], budget: int, recall_adjustment: bool = True,
+                    boost: bool = True) -> StoppingChoice | None:  # fmt: skip
+    """Each conversation's questions of ``rows`` scored by the ranker fitted on the other conversations (``_fit``);
+    over those out-of-fold probabilities, the recall-type budget multiple among ``RECALL_BUDGET_SCALES`` under which
+    the questions recall the most evidence, each cut by the evidence share calibrated over all of them at that
+    multiple (a tie goes to the smaller), and that share scale. Calibrated out of fold, the share scale sees the
+    probabilities a new conversation gets (the trees' in-sample probabilities are sharper: calibrated in sample, held-out
+    LoCoMo questions got 8.04 turns for a budget of 8, out of fold 7.91, recall-type multiple 1.25). None with fewer than 3 conversations: too little
+    to cross-validate on."""
     scored = [r for r in rows if len(r.features)]
     conversations = sorted({r.sample_id for r in scored})
-    if len(conversations) < 3 or not any(r.recall_type for r in scored):
-        return 1.0, {}
+    if len(conversations) < 3:
+        return None
     probabilities: dict[int, npt.NDArray[np.float64]] = {}
     for held_out in conversations:
-        model = _fit([r for r in scored if r.sample_id != held_out], recall_adjustment)
+        model = _fit([r for r in scored if r.sample_id != held_out], recall_adjustment, boost)
         for i, r in enumerate(scored):
             if r.sample_id == held_out:
                 probabilities[i] = model.probability(model.score(r.features, r.query_type))
     ordered = [probabilities[i] for i in range(len(scored))]
+    candidates = RECALL_BUDGET_SCALES if any(r.recall_type for r in scored) else (1.0,)
     recalls: dict[float, float] = {}
-    for scale in RECALL_BUDGET_SCALES:
+    shares: dict[float, float] = {}
+    for scale in candidates:
         budgets = [budget * scale if r.recall_type else float(budget) for r in scored]
-        share = _calibrated_scale(ordered, budgets, budget)
-        recalls[scale] = float(np.mean([r.recall_at(p, evidence_share_count(p, b, share))
+        shares[scale] = _calibrated_scale(ordered, budgets, budget)
+        recalls[scale] = float(np.mean([r.recall_at(p, evidence_share_count(p, b, shares[scale]))
                                         for r, p, b in zip(scored, ordered, budgets)]))  # fmt: skip
-    best = max(RECALL_BUDGET_SCALES, key=lambda s: (round(recalls[s], 9), -s))
-    return best, recalls
+    best = max(candidates, key=lambda s: (round(recalls[s], 9), -s))
+    return StoppingChoice(best, shares[best], recalls if len(candidates) > 1 else {})
 
 
 def fit_rows(rows: Sequence[QuestionRows], sample_ids: Collection[str] | None = None, *, budget: int = 8,
-             recall_adjustment: bool = True) -> TurnRankerModel:  # fmt: skip
-    """The ranker fitted on the rows of ``sample_ids`` (all when None), rank features kept ≥ 0, the recall-type
-    budget multiple chosen by cross-validation over those conversations (``choose_recall_budget_scale``) and the
-    evidence-share scale calibrated on the same rows for ``budget`` turns per question on average.
-    ``recall_adjustment``: fit the recall-type adjustment too (``TurnRankerModel.recall_weights``, ``fit``)."""
+             recall_adjustment: bool = True, boost: bool = True) -> TurnRankerModel:  # fmt: skip
+    """The ranker fitted on the rows of ``sample_ids`` (all when None), rank features kept ≥ 0, with the recall-type
+    budget multiple and the evidence-share scale chosen by cross-validation over those conversations
+    (``choose_stopping``) for ``budget`` turns per question on average; with fewer than 3 conversations, one budget
+    for every type and the share scale calibrated on the rows themselves (``calibrate_share_scale``).
+    ``recall_adjustment``: fit the recall-type adjustment too (``TurnRankerModel.recall_weights``, ``fit``);
+    ``boost``: the boosted trees over the linear logit too (``TurnRankerModel.boost``, ``fit_boost``)."""
     chosen = [r for r in rows if sample_ids is None or r.sample_id in sample_ids]
     if not chosen:
         raise ValueError("no question with evidence (a qa[].evidence naming a turn) to fit on")
-    scale = choose_recall_budget_scale(chosen, budget, recall_adjustment)[0]
-    model = replace(_fit(chosen, recall_adjustment), recall_budget_scale=scale)
-    return replace(model, share_scale=calibrate_share_scale(model, chosen, budget))
+    model = _fit(chosen, recall_adjustment, boost)
+    choice = choose_stopping(chosen, budget, recall_adjustment, boost)
+    if choice is None:
+        return replace(model, share_scale=calibrate_share_scale(model, chosen, budget))
+    return replace(model, recall_budget_scale=choice.recall_budget_scale, share_scale=choice.share_scale)

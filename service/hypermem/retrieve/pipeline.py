@@ -494,7 +494,7 @@ class Retriever:
             ranked_count = math.ceil(2 * self.turn_ranker.budget_for(analysis.query_type, cfg.turn_budget))
             scored = [(candidates[i], float(probability[i]),
                        {"logit": round(float(logits[i]), 4),
-                        "ranker": self.turn_ranker.contributions(rows[i], analysis.query_type),
+                        "ranker": self.turn_ranker.contributions(rows[i], analysis.query_type, float(logits[i])),
                         **({"via": "exact_match"} if i == first else {})})
                       for i in order[:ranked_count]]  # fmt: skip
         else:
