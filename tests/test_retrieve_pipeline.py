@@ -508,7 +508,7 @@ def test_a_short_turn_that_holds_the_query_s_words_comes_first(hm_service):
 
 
 def test_an_open_service_spaces_out_young_collections_and_freezes_what_it_loaded(ask):
-    """``hypermem.cpu.fewer_gc_pauses``: full collections walking the loaded modules were the query latency's tail."""
+    """``hypermem.cpu``: full collections walking the loaded modules were the query latency's tail."""
     import gc
 
     from hypermem.cpu import YOUNG_GC_ALLOCATIONS

@@ -612,7 +612,8 @@ def test_a_wrong_neo4j_password_is_reported_as_refused_credentials():
         open_store(Settings(**credentials, llm_base_url=None))
     message = str(info.value)
     assert message.startswith("Neo4j at ") and "hypermem-wrong-password" not in message and "\n" not in message
-    assert message.endswith(f"refused the credentials for user {credentials['neo4j_user']}"), message
+    assert f"refused the credentials for user {credentials['neo4j_user']};" in message, message
+    assert message.endswith("HYPERMEM_NEO4J_USER and HYPERMEM_NEO4J_PASSWORD, or user:password@ in HYPERMEM_STORE")
     assert "@" not in message.split(" refused")[0]  # the URL is shown without credentials
 
 

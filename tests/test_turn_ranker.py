@@ -259,6 +259,7 @@ HELD = frozenset({"locker", "code", "pool", "fix", "work", "peak", "traffic", "t
         ("locker combination", "My locker code is 4512.", HELD | {"combin"}, False),  # 1 of 2
         ("the of and", "the of and", HELD, False),  # no BM25 term at all
         ("gym", "the gym", frozenset(), False),  # the memory holds none of the query's terms
+        ("Where is the garden?", "See you at the garden on Saturday!", HELD | {"garden"}, False),  # one term only
     ],
 )
 def test_exact_match_needs_two_thirds_of_the_query_terms_the_memory_holds(query, text, held, expected):

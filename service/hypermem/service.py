@@ -11,7 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from hypermem.config import Settings
-from hypermem.cpu import fewer_gc_pauses, single_thread_blas
+from hypermem.cpu import freeze_loaded_objects, single_thread_blas, space_out_collections
 from hypermem.embed import Embedder
 from hypermem.errors import HypermemError
 from hypermem.locks import MemoryLock
@@ -42,8 +42,7 @@ class MemoryService:
         single_thread_blas()  # BLAS workers spinning beside the server and the model cost a core (hypermem.cpu)
         self.store.ensure_schema(settings.embedding_model, embedder.dimension)
         ensure_vocabulary(self.store, embedder)
-        fewer_gc_pauses()  # a full collection walking the loaded modules was a query's latency tail (hypermem.cpu)
-        self._queried = False  # the first query loads the query-side models: frozen after it
+        space_out_collections()  # full collections walking the loaded modules were the queries' latency tail
 
     @classmethod
     def open(
@@ -117,9 +116,7 @@ class MemoryService:
         """Retrieve evidence for ``text`` in ``memory_id`` (``hypermem.retrieve.pipeline``). Raises ``QueryError``
         naming the field for a bad query or search setting, ``UnknownMemory`` when the memory holds no dialogue."""
         result = self.retriever.query(memory_id, text, **overrides)
-        if not self._queried:
-            self._queried = True
-            fewer_gc_pauses()
+        freeze_loaded_objects()  # once per process, after the first query has loaded the query-side models
         # only an empty answer can come from a memory without dialogue: one round trip less for every other query
         if not result.turns and not self.store.query("api/memory_has_turns", memory_id=memory_id):
             raise UnknownMemory(memory_id)

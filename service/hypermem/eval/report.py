@@ -17,8 +17,8 @@ _COLUMNS = (
     ("precision", "precision", "{:.3f}"),
     ("turns_per_question", "turns/q", "{:.1f}"),
     ("context_tokens", "tokens/q", "{:.0f}"),
-    ("p50_ms", "p50 ms", "{:.2f}"),  # the standalone baselines take well under 0.1 ms
-    ("p95_ms", "p95 ms", "{:.2f}"),
+    ("p50_ms", "p50 ms", "{:.3g}"),  # 3 significant digits: the standalone baselines take well under 0.1 ms
+    ("p95_ms", "p95 ms", "{:.3g}"),
     ("questions", "n", "{}"),
 )
 

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlparse, urlunparse
 
 from neo4j import GraphDatabase
-from neo4j.exceptions import AuthError, ConfigurationError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import AuthError, ClientError, ConfigurationError, ServiceUnavailable, SessionExpired
 from neomodel import db as neomodel_db
 
 from hypermem.config import Settings
@@ -26,6 +26,11 @@ from hypermem.store.dialect import Neo4jDialect
 log = logging.getLogger(__name__)
 
 _UNREACHABLE = (ServiceUnavailable, SessionExpired)
+_SECURITY = "Neo.ClientError.Security."  # the codes of a refused login (wrong credentials, too many tries in a row)
+
+
+def _login_refused(exc: ClientError) -> bool:
+    return isinstance(exc, AuthError) or (exc.code or "").startswith(_SECURITY)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -73,24 +78,33 @@ class Neo4jStore(GraphStore):
             raise StoreError(f"bad Neo4j URL {self.uri!r}: {exc}") from exc
         try:
             self.driver.verify_connectivity()
-        except AuthError as exc:
+        except ClientError as exc:
             self.driver.close()
-            raise self._refused() from exc
+            if _login_refused(exc):
+                raise self._refused(exc) from exc
+            raise StoreError(f"Neo4j at {self.uri}: {_first_line(exc)}") from exc
         except (*_UNREACHABLE, OSError) as exc:
             self.driver.close()
             raise StoreError(
                 f"Neo4j at {self.uri} (database {self.database!r}) is not reachable: {_first_line(exc)}"
             ) from exc
 
-    def _refused(self) -> StoreError:
-        """A wrong user or password (``neo4j.exceptions.AuthError``): one line, no password."""
-        return StoreError(f"Neo4j at {self.uri} refused the credentials for user {self.user}")
+    def _refused(self, exc: ClientError) -> StoreError:
+        """A refused login (a wrong user or password, or too many wrong ones in a row): one line, no password, and
+        the settings that hold the credentials."""
+        why = "" if isinstance(exc, AuthError) else f" ({_first_line(exc)})"
+        return StoreError(
+            f"Neo4j at {self.uri} refused the credentials for user {self.user}{why}; they are HYPERMEM_NEO4J_USER and "
+            "HYPERMEM_NEO4J_PASSWORD, or user:password@ in HYPERMEM_STORE"
+        )
 
     def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         try:
             records, _, _ = self.driver.execute_query(cypher, params or {}, database_=self.database)
-        except AuthError as exc:
-            raise self._refused() from exc
+        except ClientError as exc:
+            if not _login_refused(exc):
+                raise
+            raise self._refused(exc) from exc
         except _UNREACHABLE as exc:
             raise StoreError(f"Neo4j at {self.uri} is not reachable: {_first_line(exc)}") from exc
         return [record.data() for record in records]
