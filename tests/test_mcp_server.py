@@ -84,6 +84,8 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
         out["no_person"] = error(await client.call_tool("person_timeline", {"memory_id": memory_id}))
         out["text_budget"] = error(await client.call_tool(
             "query_memory", {"memory_id": memory_id, "query": QUESTION, "turn_budget": "8"}))  # fmt: skip
+        out["bool_limit"] = error(await client.call_tool("list_topics", {"memory_id": memory_id, "limit": True}))
+        out["text_offset"] = error(await client.call_tool("list_topics", {"memory_id": memory_id, "offset": "2"}))
         try:
             await client.read_resource("hypermem://memories/nope/topics")
         except Exception as exc:  # the SDK's protocol error: its text is what the client shows
@@ -127,6 +129,8 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert out["extra"].endswith("unknown argument(s): 'start', 'x'")  # as the JSON API's 422 for unknown fields
     assert out["no_person"].endswith("person: Field required")  # field: problem, no pydantic help link
     assert out["text_budget"].endswith("turn_budget: Input should be a valid integer")  # strict, as the JSON API
+    assert out["bool_limit"].endswith("limit: Input should be a valid integer")
+    assert out["text_offset"].endswith("offset: Input should be a valid integer")
     assert out["no_resource"] == "no memory 'nope'"
 
 
