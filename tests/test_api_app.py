@@ -589,6 +589,24 @@ def _finished(client, headers, job_id: str) -> dict:
     return job
 
 
+def test_a_query_while_the_first_ingest_job_is_queued_is_a_409_naming_the_job(app, client, acme):
+    """The memory exists (owned, its batch accepted as a job) but holds no dialogue yet: a 409, not a 404."""
+    from hypermem.records import owners
+
+    store = app.extensions["hypermem"].store
+    assert owners.tenant_owner(store, "acme", "queued-1", claim=True) is not None
+    job_id = "cd" * 16  # not the isolation fixture's
+    store.query("api/create_job", id=job_id, memory_id="queued-1", messages=1, now="2026-12-02T00:00:00+00:00",
+                worker="elsewhere:1", batch="[]")  # fmt: skip
+    try:
+        asked = client.post("/v1/memories/queued-1/query", headers=acme, json={"query": "What did I practise?"})
+        assert asked.status_code == 409, asked.get_json()
+        assert f"its ingest job {job_id} is queued" in asked.get_json()["message"]
+    finally:
+        client.delete("/v1/memories/queued-1", headers=acme)  # the job and the owner go with the memory
+    assert client.post("/v1/memories/queued-1/query", headers=acme, json={"query": "What?"}).status_code == 404
+
+
 def test_large_batch_runs_as_a_background_job(app, client, acme):
     batch = [message(i, f"Day {i}: I practised the violin for {i} hours and then cooked pasta.") for i in range(1, 6)]
     accepted = client.post("/v1/memories/live-2/messages", headers=acme, json={"messages": batch})
