@@ -187,8 +187,8 @@ def test_locomo_entries_that_are_no_conversation_are_named(tmp_path):
         LocomoFormatError, match=r"^.*bad\.json\[1\]: not a LoCoMo conversation \(no 'conversation' field\)$"
     ):
         load_locomo(_write(tmp_path, [make_testconv_record("fine"), {"x": 1}]))
-    with pytest.raises(LocomoFormatError, match=r"bad\.json\[0\]: not a LoCoMo conversation"):
-        load_locomo(_write(tmp_path, {"x": 1}))  # one object at the top level is the file's one conversation
+    with pytest.raises(LocomoFormatError, match=r"bad\.json: not a LoCoMo conversation"):
+        load_locomo(_write(tmp_path, {"x": 1}))  # one object at the top level is the file's one conversation: no [0]
     nameless = make_testconv_record("nameless")
     del nameless["sample_id"]
     with pytest.raises(LocomoFormatError, match=r"bad\.json\[1\]\.sample_id: missing or not a string$"):

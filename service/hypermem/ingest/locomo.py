@@ -119,21 +119,21 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
         data = json.loads(file.read_text(encoding="utf-8-sig"))  # a leading byte-order mark is allowed
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise LocomoFormatError(f"{path}: not valid JSON ({exc})") from exc
-    if isinstance(data, dict):
+    single = isinstance(data, dict)  # one conversation, not a list of them: its errors name no index
+    if single:
         data = [data]
     if not isinstance(data, list):
         raise LocomoFormatError(f"{path}: expected a list of conversations")
     records: dict[str, dict] = {}
     for index, record in enumerate(data):
+        where = str(path) if single else f"{path}[{index}]"
         if not isinstance(record, dict):
-            raise LocomoFormatError(
-                f"{path}[{index}]: expected an object (a conversation), got {type(record).__name__}"
-            )
+            raise LocomoFormatError(f"{where}: expected an object (a conversation), got {type(record).__name__}")
         if "conversation" not in record:
-            raise LocomoFormatError(f"{path}[{index}]: not a LoCoMo conversation (no 'conversation' field)")
+            raise LocomoFormatError(f"{where}: not a LoCoMo conversation (no 'conversation' field)")
         sample_id = record.get("sample_id")
         if not isinstance(sample_id, str):
-            raise LocomoFormatError(f"{path}[{index}].sample_id: missing or not a string")
+            raise LocomoFormatError(f"{where}.sample_id: missing or not a string")
         if sample_id in records:
             raise LocomoFormatError(f"{path}: sample_id {sample_id!r} appears more than once")
         records[sample_id] = record
