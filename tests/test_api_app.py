@@ -544,6 +544,8 @@ def test_unknown_routes_are_json_404_and_bad_ids_name_the_parameter(client, acme
         response = client.get(url, headers=acme)
         assert response.status_code == 422, url
         assert list(response.get_json()["errors"]["path"]) == [name]
+    for url in ("/v1/memories/", "/v1/memories//topics"):  # an empty segment names no parameter: no such route
+        assert client.get(url, headers=acme).status_code == 404, url
 
 
 # --- ingest, query, explanation (the real pipelines) --------------------------------------------

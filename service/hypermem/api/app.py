@@ -195,7 +195,7 @@ def create_app(
             return api.handle_http_exception(error)
         for pattern, rules in path_checks.values():
             match = pattern.fullmatch(request.path)
-            if match:
+            if match and all(match.groupdict().values()):  # an empty segment ("/v1/memories/") names no parameter
                 bad = {name: [f"must match ^{regex}$"] for name, regex in rules.items()
                        if not re.fullmatch(regex, match.group(name))}  # fmt: skip
                 if bad:
