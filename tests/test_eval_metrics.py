@@ -190,3 +190,23 @@ def test_report_files(tmp_path):
     paths = write_report(results, tmp_path / "out")
     assert json.loads(paths["json"].read_text())["systems"]["hypermem"]["overall"]["questions"] == 2
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_labels_of_points_close_together_move_apart():
+    """The ablations sit near one another on the recall-vs-turns plot: their labels must not overlap."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from hypermem.eval.report import _label_offsets
+
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    ax.set_xlim(1, 100)
+    ax.set_ylim(0, 1)
+    offsets = _label_offsets(ax, [(8.0, 0.81), (8.1, 0.81), (7.9, 0.812), (60.0, 0.2)])
+    plt.close(fig)
+    assert offsets[0] == (5.0, 4.0) and offsets[3] == (5.0, 4.0)  # a point alone keeps its label beside it
+    dys = [dy for _, dy in offsets[:3]]
+    assert len(set(dys)) == 3 and min(abs(a - b) for i, a in enumerate(dys) for b in dys[i + 1 :]) >= 10.0

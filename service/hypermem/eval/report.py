@@ -149,6 +149,25 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _label_offsets(ax, points: list[tuple[float, float]], step: float = 10.0) -> list[tuple[float, float]]:
+    """Offsets in points (right of and above each point, by default) so that no two labels overlap: a label that
+    would land within ``step`` points of one placed before (and near it across) moves down by ``step`` until free.
+    Ablations sit close together on the recall-vs-turns plot; their labels were drawn on top of each other."""
+    scale = ax.figure.dpi / 72.0  # display pixels per point
+    placed: list[tuple[float, float]] = []  # label anchors, display pixels
+    offsets = []
+    for x, y in points:
+        px, py = ax.transData.transform((x, y))
+        dy = 4.0
+        while any(
+            abs(px + 5 * scale - ax_) < 80 * scale and abs(py + dy * scale - ay) < step * scale for ax_, ay in placed
+        ):
+            dy -= step
+        placed.append((px + 5 * scale, py + dy * scale))
+        offsets.append((5.0, dy))
+    return offsets
+
+
 def plot(results: dict, path: Path) -> None:
     """Overall evidence recall against returned turns per question (log x): one line per
     recall-vs-turns curve (``curves``), one labelled point per other system."""
@@ -164,15 +183,17 @@ def plot(results: dict, path: Path) -> None:
         color = "tab:red" if family == "hypermem" else None
         ax.plot([max(p[0], 0.1) for p in points], [p[1] for p in points], marker="o", ms=4, label=family,
                 color=color, lw=2.2 if family == "hypermem" else 1.2, zorder=4 if family == "hypermem" else 3)  # fmt: skip
-    for name, s in results["systems"].items():
-        if name in on_curve:
-            continue
-        x, y = max(s["overall"]["turns_per_question"], 0.1), s["overall"]["evidence_recall"]
-        color = "tab:red" if name.startswith("hypermem") else ("tab:gray" if name == "full-context" else "tab:blue")
-        ax.scatter([x], [y], color=color, s=60 if name == "hypermem" else 30, zorder=3)
-        ax.annotate(name, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
     ax.set_xscale("log")
     ax.set_ylim(0, 1.05)
+    labelled = [(name, max(s["overall"]["turns_per_question"], 0.1), s["overall"]["evidence_recall"])
+                for name, s in results["systems"].items() if name not in on_curve]  # fmt: skip
+    for name, x, y in labelled:
+        color = "tab:red" if name.startswith("hypermem") else ("tab:gray" if name == "full-context" else "tab:blue")
+        ax.scatter([x], [y], color=color, s=60 if name == "hypermem" else 30, zorder=3)
+    ax.set_xlim(*ax.get_xlim())  # fixed now, so that the labels' display positions hold
+    for (name, x, y), offset in zip(labelled, _label_offsets(ax, [(x, y) for _, x, y in labelled])):
+        leader = {"arrowstyle": "-", "lw": 0.5, "color": "0.5"} if offset[1] != 4 else None
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=offset, fontsize=8, arrowprops=leader)
     ax.set_xlabel("returned turns per question (log)")
     ax.set_ylabel("evidence recall")
     ax.set_title("LoCoMo: evidence recall vs returned turns")
