@@ -155,9 +155,8 @@ def query(body: dict, memory_id: str):
         field, _, problem = str(exc).partition(": ")
         abort(422, message=str(exc), errors={"json": {field: [problem or str(exc)]}})
     except UnknownMemory:
-        pending = [j for j in current.store.query("api/open_jobs") if j["memory_id"] == memory_id]
-        if pending:  # accepted (202), not yet written: the memory exists, its dialogue is on its way
-            job = pending[0]
+        job = current.jobs.pending(memory_id)
+        if job is not None:  # accepted (202), not yet written: the memory exists, its dialogue is on its way
             abort(409, message=f"memory {memory_id!r} holds no dialogue yet: its ingest job {job['job_id']} is "
                   f"{job['status']}; ask again when GET /v1/jobs/{job['job_id']} says it is done")  # fmt: skip
         abort(404, message=f"memory {memory_id!r} holds no dialogue yet")

@@ -237,6 +237,11 @@ class IngestJobs:
         self._finish(job["job_id"], "failed", None, error)
         return "failed"
 
+    def pending(self, memory_id: str) -> dict | None:
+        """``{job_id, status, ...}`` of the oldest job of ``memory_id`` that has not ended (queued or running), or
+        None."""
+        return next((job for job in self.service.store.query("api/open_jobs") if job["memory_id"] == memory_id), None)
+
     def get(self, job_id: str) -> dict | None:
         """The job record (``report`` decoded), or None. A queued or running job whose worker is gone is
         taken over and queued in this process first (or marked failed when it cannot run again)."""
