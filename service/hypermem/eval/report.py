@@ -149,22 +149,27 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+_LABEL_OFFSET = (5.0, 4.0)  # a point's label, in points: right of and above it
+_LABEL_WIDTH = 80.0  # points a label is taken to span to its right (for overlap)
+
+
 def _label_offsets(ax, points: list[tuple[float, float]], step: float = 10.0) -> list[tuple[float, float]]:
-    """Offsets in points (right of and above each point, by default) so that no two labels overlap: a label that
-    would land within ``step`` points of one placed before (and near it across) moves down by ``step`` until free.
+    """Offsets in points (``_LABEL_OFFSET`` by default) so that no two labels overlap: a label that would land within
+    ``step`` points of one placed before (and within ``_LABEL_WIDTH`` across) moves down by ``step`` until free.
     Ablations sit close together on the recall-vs-turns plot; their labels were drawn on top of each other."""
     scale = ax.figure.dpi / 72.0  # display pixels per point
+    dx, dy0 = _LABEL_OFFSET
     placed: list[tuple[float, float]] = []  # label anchors, display pixels
     offsets = []
     for x, y in points:
         px, py = ax.transData.transform((x, y))
-        dy = 4.0
+        lx, dy = px + dx * scale, dy0
         while any(
-            abs(px + 5 * scale - ax_) < 80 * scale and abs(py + dy * scale - ay) < step * scale for ax_, ay in placed
+            abs(lx - ox) < _LABEL_WIDTH * scale and abs(py + dy * scale - oy) < step * scale for ox, oy in placed
         ):
             dy -= step
-        placed.append((px + 5 * scale, py + dy * scale))
-        offsets.append((5.0, dy))
+        placed.append((lx, py + dy * scale))
+        offsets.append((dx, dy))
     return offsets
 
 
@@ -192,7 +197,7 @@ def plot(results: dict, path: Path) -> None:
         ax.scatter([x], [y], color=color, s=60 if name == "hypermem" else 30, zorder=3)
     ax.set_xlim(*ax.get_xlim())  # fixed now, so that the labels' display positions hold
     for (name, x, y), offset in zip(labelled, _label_offsets(ax, [(x, y) for _, x, y in labelled])):
-        leader = {"arrowstyle": "-", "lw": 0.5, "color": "0.5"} if offset[1] != 4 else None
+        leader = {"arrowstyle": "-", "lw": 0.5, "color": "0.5"} if offset != _LABEL_OFFSET else None
         ax.annotate(name, (x, y), textcoords="offset points", xytext=offset, fontsize=8, arrowprops=leader)
     ax.set_xlabel("returned turns per question (log)")
     ax.set_ylabel("evidence recall")
