@@ -14,7 +14,7 @@ import pytest
 
 from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.keywords import KeywordExtractor
-from hypermem.ingest.plan import SessionBuild, StoredHypergraph, plan_write, turn_rows
+from hypermem.ingest.plan import SessionBuild, StoredHypergraph, plan_write
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.topics import CentroidTopicAssigner, TopicState
 from hypermem.ingest.turns import session_hash
@@ -131,7 +131,7 @@ def test_segments_merge_into_the_stored_one_at_jaccard_above_the_threshold(plan)
 
 def test_turns_elements_and_session_marks(plan, session):
     assert plan.sessions == ["2"]
-    assert [(t["dia_id"], t["prev_id"]) for t in turn_rows([session])] == [
+    assert [(t["dia_id"], t["prev_id"]) for t in plan.turns] == [
         ("D2:1", None), ("D2:2", "m/turn/D2:1"), ("D2:3", "m/turn/D2:2"), ("D2:4", "m/turn/D2:3"),
     ]  # fmt: skip
     assert plan.turn_count == 4

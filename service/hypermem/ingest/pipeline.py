@@ -33,11 +33,11 @@ import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.annotate import Annotation, SharedKeywords
+from hypermem.ingest.annotate import Annotation
 from hypermem.ingest.elements import element_nodes
-from hypermem.ingest.episodes import TITLE_KEYWORDS, centroid, summary, title, title_request
+from hypermem.ingest.episodes import centroid, describe
 from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
-from hypermem.ingest.plan import SessionBuild, StoredHypergraph, WritePlan, plan_write, turn_rows
+from hypermem.ingest.plan import SessionBuild, StoredHypergraph, WritePlan, plan_write
 from hypermem.ingest.priority import lower_thread_priority
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.supersession import statement_family
@@ -134,26 +134,21 @@ class Ingestor:
             annotation = self._annotate(sessions)
             self._embed_turns(memory_id, sessions, annotation.done)
             self._take_annotation(sessions, annotation)
-            # The rest keeps one core busy (Python, or waiting on the store). Beside it, on the embedding threads:
-            # the turns' writes (turns stay through a session's rebuild, so they need not wait for the plan), and
-            # the vocabulary's word embedding and Term writes; both are done before any session is cleared or marked.
-            turns_written = self._embed_pool.submit(self.store.write, "write/turns", turn_rows(sessions))
+            # The rest keeps one core busy (Python, or waiting on the store): the vocabulary's word embedding and
+            # Term writes run beside it on an embedding thread, and are done before any session is marked.
             words = self._embed_pool.submit(
                 add_words, self.store, self.embedder, memory_id, [t.text for s in sessions for t in s.turns],
                 single_thread=True,
             )  # fmt: skip
             try:
-                built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
-                for session in built:
-                    self._build_episodes(memory_id, session)
-                titles = self._title_episodes(built)
-                for session in built:
-                    self._build_facts(memory_id, session)
+                for session in sessions:
+                    if session.turns:  # a session every turn moved out of is only cleared
+                        self._build_episodes(memory_id, session)
+                        self._build_facts(memory_id, session)
                 self._embed_facts(memory_id, sessions)
-                self._take_titles(built, titles)
-                self._write(memory_id, self._plan(memory_id, sessions), progress, turns_written, words)
+                self._write(memory_id, self._plan(memory_id, sessions), progress, words)
             finally:
-                wait([turns_written, words])  # a failed ingest leaves no write running after it returns
+                wait([words])  # a failed ingest leaves no vocabulary write running after it returns
             if report.updated:
                 prune_words(self.store, memory_id)  # an edit may have taken the only use of a word away
         report.elapsed_s = round(time.perf_counter() - started, 3)
@@ -277,17 +272,17 @@ class Ingestor:
 
     # --- stage 3: episodes ---------------------------------------------------------------
     def _build_episodes(self, memory_id: str, session: SessionBuild) -> None:
-        """The session's episodes (untitled: ``_title_episodes``), their element nodes and mentions."""
         vectors = np.asarray([t.embedding for t in session.turns], dtype=np.float32)
         texts = [{"speaker": t.speaker, "text": t.text, "timestamp": t.timestamp} for t in session.turns]
         for start, end in self.stages.segmenter.segment(texts, vectors, session.elements):
             turns = session.turns[start:end]
+            title, summary = describe(turns, vectors[start:end], self.stages.keywords)
             episode = Episode(
                 memory_id=memory_id,
                 id=node_id(memory_id, "episode", key(turns[0].dia_id)),
                 session=session.session,
-                title="",
-                summary=summary(turns, vectors[start:end]),
+                title=title,
+                summary=summary,
                 start=min(t.timestamp for t in turns),  # dialogue order need not be time order
                 end=max(t.timestamp for t in turns),
                 participants=sorted({t.speaker for t in turns}),
@@ -302,22 +297,6 @@ class Ingestor:
                 mentions.update(elements.keys())
             session.mentions[episode.id] = mentions
             session.episodes.append(episode)
-
-    def _episode_turns(self, session: SessionBuild) -> list[list[Turn]]:
-        by_id = {t.id: t for t in session.turns}
-        return [[by_id[tid] for tid in episode.turn_ids] for episode in session.episodes]
-
-    def _title_episodes(self, sessions: list[SessionBuild]) -> SharedKeywords:
-        """Start the YAKE titles of the sessions' episodes, shared with the annotation worker
-        (``Annotator.share_keywords``); ``_take_titles`` sets them."""
-        requests = [title_request(turns) for s in sessions for turns in self._episode_turns(s)]
-        return self.stages.annotator.share_keywords(self.stages.keywords, requests, TITLE_KEYWORDS)
-
-    def _take_titles(self, sessions: list[SessionBuild], titles: SharedKeywords) -> None:
-        found = iter(titles.result())
-        for session in sessions:
-            for episode, turns in zip(session.episodes, self._episode_turns(session)):
-                episode.title = title(next(found), turns)
 
     # --- stage 4: facts ------------------------------------------------------------------
     def _build_facts(self, memory_id: str, session: SessionBuild) -> None:
@@ -404,17 +383,14 @@ class Ingestor:
         ]
         return StoredHypergraph(list(topics.values()), segments)
 
-    def _write(
-        self, memory_id: str, plan: WritePlan, progress: Progress | None, turns_written: Future[int], words: Future[int]
-    ) -> None:
-        """Run ``plan`` in the order ``WritePlan`` gives; computes nothing. ``turns_written`` (the sessions' turns, written
-        beside the episodes) is waited for before anything links to them, and ``words`` (``add_words`` of the
-        sessions' turns, running beside) before the sessions are marked done; their errors are raised."""
+    def _write(self, memory_id: str, plan: WritePlan, progress: Progress | None, words: Future[int]) -> None:
+        """Run ``plan`` in the order ``WritePlan`` gives; computes nothing. ``words`` (``add_words`` of the
+        sessions' turns, running beside) is waited for before the sessions are marked done, and its error raised."""
         store = self.store
         for session in plan.sessions:
             store.query("ingest/clear_session", memory_id=memory_id, session=session)
         self._prune(memory_id)
-        turns_written.result()
+        store.write("write/turns", plan.turns)
         store.write("write/elements", plan.elements)
         store.write("write/episodes", plan.episodes)
         store.write("write/facts", plan.facts)

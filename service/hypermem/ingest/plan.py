@@ -1,4 +1,4 @@
-"""Stage 5: the write plan of one ingest call, computed before anything but its turns is written (HyperMem §3.2-3.3).
+"""Stage 5: the write plan of one ingest call, computed before anything is written (HyperMem §3.2-3.3).
 
 From the rebuilt sessions (turns, elements, episodes and facts with raw vectors) and what the
 store holds beside them (``StoredHypergraph``: topics and segment hyperedges without the
@@ -12,8 +12,7 @@ episodes of those sessions), ``plan_write`` computes every row the call writes:
 
 It reads nothing and writes nothing (the topic assigner may ask an LLM), so what it returns
 does not depend on the order of the writes; ``Ingestor`` reads the stored hypergraph, plans,
-then runs the plan. The turns' rows (``turn_rows``) are not part of it: turns stay through a
-session's rebuild, so ``Ingestor`` writes them as soon as they are embedded, beside the planning.
+then runs the plan.
 """
 
 from __future__ import annotations
@@ -63,14 +62,14 @@ class StoredHypergraph:
 
 @dataclass(frozen=True)
 class WritePlan:
-    """Every row one ingest call writes after its turns (``turn_rows``, ``turn_count`` of them), named by the
-    Cypher file that writes it. ``Ingestor._write`` runs it: clear ``sessions`` and prune, wait for the turns, write elements, episodes, facts, recompute supersession,
+    """Every row one ingest call writes, named by the Cypher file that writes it. ``Ingestor._write`` runs
+    it: clear ``sessions`` and prune, write turns, elements, episodes, facts, recompute supersession,
     write ``hyperedges`` (episode + segment), topics, ``topic_hyperedges``, ``episode_embeddings``
     (propagated vectors of stored episodes whose topic changed), prune, recompute salience, then
     ``session_marks`` (a session counts as done only then)."""
 
     sessions: list[str]
-    turn_count: int
+    turns: list[dict]
     elements: list[dict]
     episodes: list[dict]
     facts: list[dict]
@@ -79,6 +78,10 @@ class WritePlan:
     topic_hyperedges: list[dict]
     episode_embeddings: list[dict]
     session_marks: list[dict]
+
+    @property
+    def turn_count(self) -> int:
+        return len(self.turns)
 
 
 def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHypergraph, *,
@@ -113,7 +116,7 @@ def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHyper
     )
     return WritePlan(
         sessions=[s.session for s in sessions],
-        turn_count=sum(len(s.turns) for s in sessions),
+        turns=[_turn_row(turn, s.turns[i - 1] if i else None) for s in sessions for i, turn in enumerate(s.turns)],
         elements=[as_row(e) for e in {k: e for s in sessions for k, e in s.element_nodes.items()}.values()],
         episodes=[episode_row(e, s.turns, new_vectors[e.id]) for s in sessions for e in s.episodes],
         facts=[fact_row(f, fact_vectors[f.id]) for f in facts],
@@ -133,15 +136,10 @@ def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHyper
     )
 
 
-def turn_rows(sessions: list[SessionBuild]) -> list[dict]:
-    """The ``write/turns`` rows of ``sessions``' turns, each with ``prev_id``: the turn before it in its session."""
-    rows = []
-    for session in sessions:
-        for i, turn in enumerate(session.turns):
-            row = as_row(turn)
-            row["prev_id"] = session.turns[i - 1].id if i else None
-            rows.append(row)
-    return rows
+def _turn_row(turn: Turn, previous: Turn | None) -> dict:
+    row = as_row(turn)
+    row["prev_id"] = previous.id if previous is not None else None
+    return row
 
 
 def episode_row(episode: Episode, turns: list[Turn], vector: np.ndarray) -> dict:
