@@ -65,7 +65,7 @@ import random
 import re
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -454,7 +454,7 @@ def main() -> None:
             print(f"replay: {args.replay_batch} rows per statement; vectors formatted once per template", flush=True)
             first_rate = None
             preparing = ThreadPoolExecutor(1, thread_name_prefix="replay-prep")
-            pending: dict[int, object] = {}  # memory index -> Future[Replay], renamed on the thread
+            pending: dict[int, Future[Replay]] = {}  # memory index -> its rows, renamed on the thread
 
             def prepare(index: int) -> None:
                 if len(templates) == len(groups) and index < args.memories and index not in pending:
@@ -496,6 +496,8 @@ def main() -> None:
                 if stopped and built == measured:
                     break  # nothing built since the step just printed
                 measured = built
+                for renaming in pending.values():  # the next memory's renaming (a thread of this process) is done
+                    renaming.result()  # before the clock starts: it would take the GIL from the queries
                 latencies = time_queries(svc, asked, args.queries, rng)
                 rate, ratio = probe_ingest(svc, probe, step)
                 first_rate = first_rate or rate
