@@ -65,6 +65,11 @@ def test_turn_index_ranks_dense_and_rrf(embedder):
     assert rankings["bm25"] == ["D1:1", "D1:3"]  # "alice" is a speaker term; no turn says "dog"
     assert rankings["rrf"][0] == "D1:1"
     assert index.rankings("Which dog did Alice get?") is rankings  # cached per question
+    # Each ranking reports what computing it took, whichever baseline asks first (a cache hit is not a latency):
+    # dense embeds the question itself, and RRF needs both rankings.
+    ms = index.latency_ms("Which dog did Alice get?")
+    assert ms["bm25"] > 0 and ms["dense"] > ms["bm25"]
+    assert ms["rrf"] >= ms["bm25"] + ms["dense"]
 
 
 def test_curves_and_margin_interpolate_baselines():

@@ -279,10 +279,14 @@ class Embedder:
             out[share] = vectors.result()
         return out
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query vector ``(dimension,)``, computed afresh on the one-thread model (for e5 a ``query:``)."""
+        return self._one_thread_model.encode([text], 1, query=True)[0]
+
     @lru_cache(maxsize=4096)  # noqa: B019 - one embedder lives as long as the process
     def encode_one(self, text: str) -> np.ndarray:
-        """One query vector ``(dimension,)``, cached (read-only). For e5 the text is a ``query:``."""
-        vector = self._one_thread_model.encode([text], 1, query=True)[0]
+        """``embed_query(text)``, cached (read-only)."""
+        vector = self.embed_query(text)
         vector.setflags(write=False)
         return vector
 
