@@ -13,9 +13,12 @@ episodes, facts, plan and write, so its seconds overlap theirs). Every text inge
 each conversation's ingest the same texts are embedded again with the same model, in one call on every core (its
 fastest way), and the LAST line is ``ingest/embedding ratio R`` = ingest seconds / embedding seconds, summed over
 the conversations (issue 13's target: <= 1.3). The ratio is the number to trust on a shared machine: each
-conversation's two sides run within seconds of each other, so they see the same load (printed). The line
-before it gives the same ratio in CPU seconds (this process, the annotation worker and the store server):
-what the ingest costs beyond the embedding whatever the load, though it cannot show work moved onto an idle core.
+conversation's two sides run within seconds of each other, so they see the same load (printed). The lines
+before it give the same ratio in CPU seconds (this process, the annotation worker and the store server): what the
+ingest costs beyond the embedding whatever the load, though it cannot show work moved onto an idle core; the
+ingest's CPU seconds by part (its embedding threads, main thread, other threads, worker, server); and the cores
+each side kept busy (CPU seconds / wall seconds, at most the machine's cores): wall ratio = CPU ratio x the
+embedding's cores / the ingest's.
 Issue 13's absolute target: the 10 LoCoMo conversations (5,882 turns) in < 60 s on an idle
 2-core machine, i.e. >= 98 turns/s; the run prints the projection at its own rate.
 """
@@ -26,6 +29,7 @@ import argparse
 import functools
 import os
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -57,20 +61,44 @@ def load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def cpu_seconds() -> float:
-    """User + system CPU seconds so far of this process and of its child processes (the annotation worker, the
-    embedded store server), live ones included (Linux ``/proc``). Less load-bound than wall seconds: the machine's
-    other jobs add to them only through shared caches and cores."""
+def cpu_parts() -> dict[str, float]:
+    """User + system CPU seconds so far, by part: this process's ingest embedding threads (``hypermem-embed``), its
+    main thread, its other threads (the reference embedding's ``hypermem-encode`` among them), and its child
+    processes (the annotation worker, the embedded store server), live ones included (Linux ``/proc``). Less
+    load-bound than wall seconds: the machine's other jobs add to them only through shared caches and cores."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = sum(os.times()[:2])
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    parts: dict[str, float] = defaultdict(float)
+    for task in Path("/proc/self/task").iterdir():
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:  # gone meanwhile
             continue
+        name = names.get(int(task.name), "")
+        part = (
+            "ingest embedding"
+            if name.startswith("hypermem-embed")
+            else "main thread"
+            if name == "MainThread"
+            else "other threads"
+        )
+        parts[part] += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        fields = text.rsplit(")", 1)[1].split()
         if int(fields[1]) == os.getpid():  # ppid
-            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return total
+            command = text.split("(", 1)[1].rsplit(")", 1)[0]
+            part = "store server" if command.startswith("redis") else "annotation worker"
+            parts[part] += (int(fields[11]) + int(fields[12])) / tick
+    return parts
+
+
+def cpu_seconds() -> float:
+    """All of ``cpu_parts``."""
+    return sum(cpu_parts().values())
 
 
 def recorded_encode(embedder) -> list[list[str]]:
@@ -133,11 +161,15 @@ def main() -> None:
                 f"{'seconds':>9}{'turns/s':>9}{'embed s':>9}{'ratio':>7}"
             )
             total_turns, wall, cpu, embed_s, embed_cpu, texts = 0, 0.0, 0.0, 0.0, 0.0, 0
+            by_part: dict[str, float] = defaultdict(float)
             for conv in conversations:
                 calls.clear()
-                t0, cpu0 = time.perf_counter(), cpu_seconds()
+                t0, parts0 = time.perf_counter(), cpu_parts()
                 report = svc.ingest_conversation(conv)
-                elapsed, used = time.perf_counter() - t0, cpu_seconds() - cpu0
+                elapsed, parts = time.perf_counter() - t0, cpu_parts()
+                for part, seconds_used in parts.items():
+                    by_part[part] += seconds_used - parts0.get(part, 0.0)
+                used = sum(parts.values()) - sum(parts0.values())
                 # The same texts embedded alone, right after, in one call on every core (its fastest way):
                 # both sides of the ratio see the machine as it is during these seconds.
                 batch = [text for texts in calls for text in texts]
@@ -165,6 +197,8 @@ def main() -> None:
     )
     print(f"CPU seconds (with the worker and store server): ingest {cpu:.1f}, embedding {embed_cpu:.1f}, "
           f"ratio {cpu / embed_cpu:.2f}")  # fmt: skip
+    print("ingest CPU seconds by part: " + ", ".join(f"{part} {s:.1f}" for part, s in sorted(by_part.items())))
+    print(f"cores the ingest kept busy: {cpu / wall:.2f} (the embedding alone: {embed_cpu / embed_s:.2f})")
     print(f"ingest/embedding ratio {wall / embed_s:.2f}")
 
 
