@@ -231,3 +231,10 @@ def test_locomo_session_date_reads_its_four_digit_year():
 
     assert parse_session_date("1:56 pm on 8 May, 2023", "d") == datetime(2023, 5, 8, 13, 56)
     assert parse_session_date("8 May 1999", "d").year == 1999
+
+
+def test_locomo_json_nested_past_the_recursion_limit_is_a_format_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(LocomoFormatError, match="nested too deeply"):
+        load_locomo(str(path))

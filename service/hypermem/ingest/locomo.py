@@ -119,6 +119,8 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
         data = json.loads(file.read_text(encoding="utf-8-sig"))  # a leading byte-order mark is allowed
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise LocomoFormatError(f"{path}: not valid JSON ({exc})") from exc
+    except RecursionError as exc:  # "[[[[…" nested past Python's recursion limit
+        raise LocomoFormatError(f"{path}: JSON nested too deeply to read") from exc
     single = isinstance(data, dict)  # one conversation, not a list of them: its errors name no index
     if single:
         data = [data]
