@@ -131,7 +131,7 @@ def test_ingest_locomo_with_one_bad_conversation_stores_none(cli_env, tmp_path, 
     path.write_text(json.dumps([good, bad]))
     result = run("ingest", "locomo", str(path))
     assert result.exit_code != 0  # the installed command prints the error as one line and exits 2 (_run_app)
-    assert str(result.exception) == "badone: messages[0].text: contains a NUL character"
+    assert str(result.exception) == "badone.session_1[0].text: contains a NUL character"  # LoCoMo's names
     listed = run("memories")
     assert listed.exit_code == 0 and good["sample_id"] not in listed.stdout  # nothing stored
 
@@ -210,7 +210,8 @@ def test_control_characters_in_an_error_are_escaped(cli_env, tmp_path):
     [
         ("speaker", "Nadia\x1b[31m", "speaker", "must not contain control characters"),
         # "D1:1 " would be another turn than "D1:1"
-        ("dia_id", "D1:1 ", "message_id", "must not start or end with whitespace"),
+        ("dia_id", "D1:1 ", "dia_id", "must not start or end with whitespace"),
+        ("blip_caption", "a cat\x00", "blip_caption", "contains a NUL character"),
         ("speaker", " Nadia", "speaker", "must not start or end with whitespace"),
     ],
 )
@@ -231,7 +232,7 @@ def test_a_bad_speaker_or_dia_id_is_refused_naming_the_field(
     with pytest.raises(SystemExit) as exited:
         entry_point()
     assert exited.value.code == 2
-    assert capsys.readouterr().err == f"error: testconv: messages[0].{named}: {problem}\n"
+    assert capsys.readouterr().err == f"error: testconv.session_1[0].{named}: {problem}\n"  # as the file names it
 
 
 def test_a_duplicate_sample_id_or_a_conversation_without_sessions_is_refused_before_writing(cli_env, tmp_path):
@@ -397,7 +398,9 @@ def test_eval_on_a_bad_file_fails_before_any_output_or_directory(cli_env, tmp_pa
     bad.write_text('[{"sample_id": "", "conversation": {}}]', encoding="utf-8")
     for command in ("locomo", "cv"):
         result = run("eval", command, str(bad), "--out", str(tmp_path / command))
-        assert str(result.exception) == "sample_id: empty" and result.output == ""  # run() prints it, one line
+        assert (
+            str(result.exception) == f"{bad}[0].sample_id: empty" and result.output == ""
+        )  # run() prints it, one line
         assert not (tmp_path / command).exists()
 
 

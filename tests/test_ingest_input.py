@@ -8,6 +8,7 @@ conversation; every rejected batch also carries a valid message, which must not 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 
 import pytest
@@ -15,7 +16,7 @@ from conftest import make_testconv_record
 
 from hypermem.ingest.locomo import LocomoFormatError, conversation_from_record, load_locomo
 from hypermem.ingest.turns import IngestInputError
-from hypermem.model import Message
+from hypermem.model import Conversation, Message
 
 WHEN = datetime(2023, 9, 1, 12, 0)
 MEMORY = "badin"
@@ -134,8 +135,35 @@ def test_locomo_duplicate_dia_id_names_both_places(tmp_path):
 
 
 def test_locomo_empty_sample_id_is_named_empty(tmp_path):
-    with pytest.raises(LocomoFormatError, match=r"^sample_id: empty$"):
-        load_locomo(_write(tmp_path, [make_testconv_record("")]))
+    path = _write(tmp_path, [make_testconv_record("ok"), make_testconv_record("")])
+    with pytest.raises(LocomoFormatError, match=rf"^{re.escape(path)}\[1\]\.sample_id: empty$"):
+        load_locomo(path)
+
+
+@pytest.mark.parametrize("value", [20230508, None, ["8 May, 2023"]])
+def test_locomo_session_date_that_is_no_string_is_named_by_type(tmp_path, value):
+    record = make_testconv_record("typed")
+    record["conversation"]["session_1_date_time"] = value
+    with pytest.raises(
+        LocomoFormatError, match=rf"^typed\.session_1_date_time: expected a string .* got {type(value).__name__}$"
+    ):
+        load_locomo(_write(tmp_path, [record]))
+
+
+def test_locomo_field_names_an_ingest_field_as_the_file_does():
+    """check_input's names (messages[i].message_id, memory_id) as LoCoMo's (session_N[j].dia_id, sample_id)."""
+    from hypermem.ingest.locomo import locomo_field
+
+    def message(dia_id, session):
+        return Message(dia_id, "A", "hi", WHEN, session)
+
+    conv = Conversation(
+        "conv 1", ["A"], [message("D1:1", "1"), message("D1:2", "1"), message("D2:1", "2"), message("D2:2", "2")]
+    )
+    assert locomo_field(conv, "messages[3].message_id") == "conv 1.session_2[1].dia_id"
+    assert locomo_field(conv, "messages[1].image_caption") == "conv 1.session_1[1].blip_caption"
+    assert locomo_field(conv, "messages[2].text") == "conv 1.session_2[0].text"
+    assert locomo_field(conv, "memory_id") == "sample_id 'conv 1'"
 
 
 def test_locomo_loader_ignores_annotations_and_extra_date_keys(tmp_path):

@@ -203,7 +203,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
     """Ingest conversations with a progress bar on ``console`` (a terminal only); returns the IngestReports."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from hypermem.ingest.locomo import LocomoFormatError, load_locomo
+    from hypermem.ingest.locomo import LocomoFormatError, load_locomo, locomo_field
     from hypermem.ingest.pipeline import check_input
     from hypermem.ingest.turns import IngestInputError
 
@@ -216,7 +216,7 @@ def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> 
         try:
             check_input(conv.sample_id, conv.messages, svc.settings.max_message_chars)
         except IngestInputError as exc:
-            raise IngestInputError(f"{abbreviated(conv.sample_id)}: {exc.field}", exc.problem) from None
+            raise IngestInputError(locomo_field(conv, exc.field), exc.problem) from None
     reports = []
     columns = [
         TextColumn("{task.description}"),

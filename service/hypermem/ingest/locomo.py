@@ -19,6 +19,7 @@ from dateutil import parser as date_parser
 
 from hypermem.errors import HypermemError
 from hypermem.model import Conversation, Message
+from hypermem.text import abbreviated
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
@@ -75,7 +76,12 @@ def conversation_from_record(record: dict) -> Conversation:
         date_key = f"{key}_date_time"
         if date_key not in conv:
             raise LocomoFormatError(f"{sample_id}.{date_key}: missing")
-        when = parse_session_date(str(conv[date_key]), f"{sample_id}.{date_key}")
+        if not isinstance(conv[date_key], str):
+            raise LocomoFormatError(
+                f"{sample_id}.{date_key}: expected a string such as '1:56 pm on 8 May, 2023', "
+                f"got {type(conv[date_key]).__name__}"
+            )
+        when = parse_session_date(conv[date_key], f"{sample_id}.{date_key}")
         for index, turn in enumerate(conv[key]):
             where = f"{sample_id}.{key}[{index}]"
             if not isinstance(turn, dict):
@@ -98,6 +104,28 @@ def conversation_from_record(record: dict) -> Conversation:
     if not out.messages:
         raise LocomoFormatError(f"{sample_id}.conversation: no sessions (no session_N list with a turn)")
     return out
+
+
+#: The ingest's input fields (``check_input``) as LoCoMo names them.
+_LOCOMO_NAMES = {"message_id": "dia_id", "image_caption": "blip_caption"}
+_MESSAGE_FIELD = re.compile(r"^messages\[(\d+)\]\.(\w+)$")
+
+
+def locomo_field(conversation: Conversation, field: str) -> str:
+    """Where in the LoCoMo file an ingest input field of ``conversation`` (a loaded one) came from.
+
+    ``messages[7].message_id`` (``check_input``'s name) -> ``conv-26.session_2[3].dia_id``; ``memory_id`` ->
+    ``sample_id 'conv 26'``; anything else is returned under the conversation's sample_id."""
+    shown = abbreviated(conversation.sample_id)
+    if field == "memory_id":
+        return f"sample_id {shown!r}"
+    match = _MESSAGE_FIELD.match(field)
+    if not match:
+        return f"{shown}: {field}"
+    index, name = int(match.group(1)), match.group(2)
+    session = conversation.messages[index].session_id
+    position = sum(m.session_id == session for m in conversation.messages[:index])
+    return f"{shown}.session_{session}[{position}].{_LOCOMO_NAMES.get(name, name)}"
 
 
 def not_a_file(path: Path) -> str:
@@ -136,6 +164,8 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
         sample_id = record.get("sample_id")
         if not isinstance(sample_id, str):
             raise LocomoFormatError(f"{where}.sample_id: missing or not a string")
+        if not sample_id:
+            raise LocomoFormatError(f"{where}.sample_id: empty")
         if sample_id in records:
             raise LocomoFormatError(f"{path}: sample_id {sample_id!r} appears more than once")
         records[sample_id] = record
