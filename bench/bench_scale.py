@@ -40,7 +40,9 @@ the replay write rate; p50/p95 wall latency of ``MemoryService.query`` over ``--
 questions asked to random memories (renamed like their memory); the turns/s of a *real* ingest of
 one more conversation (``--probe``, renamed, into a fresh memory that is deleted afterwards) and
 that ingest's ratio to embedding the same texts alone; the FalkorDB server's RSS, this process's
-RSS, and the store's size on disk (the append-only file). Issue 13's targets at 1,000 memories and
+RSS, the store's size on disk (the append-only file), and the seconds the queries waited for the server's
+background rewrite of the append-only file to end (a fork the replay's writes start; the queries time the store
+at rest, as a query-only run would). Issue 13's targets at 1,000 memories and
 1M facts: query p95 < 150 ms; ingest turns/s within 20% of the empty store's (first step).
 
 Building stops early (that size is then the last step, measured and printed) when, before a
@@ -69,6 +71,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import redis
 from bench_ingest import recorded_encode  # this directory is on sys.path when run as a script
 
 from hypermem.config import Settings
@@ -76,6 +79,7 @@ from hypermem.eval.dataset import load_questions
 from hypermem.eval.metrics import percentile
 from hypermem.ingest.locomo import Conversation, Message, load_locomo
 from hypermem.service import MemoryService
+from hypermem.store.embedded import EmbeddedFalkorDB
 from hypermem.store.falkordb import FalkorDBStore, _cypher_literal, _Literal
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -268,6 +272,25 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def wait_background_rewrite(data_dir: Path, limit_s: float = 900.0) -> float:
+    """Wait (at most ``limit_s``) until the embedded server has no background child: the append-only file's
+    rewrite, which FalkorDB runs as a module fork taking a core for seconds to minutes in a large store and
+    which the writes just made start. Returns the seconds waited. The timed queries then measure the store at
+    rest; a concurrent ingest's effect is ``bench_retrieval_latency.py``'s measure."""
+    client = redis.Redis(unix_socket_path=str(EmbeddedFalkorDB(data_dir).socket_path), socket_timeout=30)
+    started = time.perf_counter()
+    try:
+        while time.perf_counter() - started < limit_s:
+            info = client.info("persistence")
+            busy = ("aof_rewrite_in_progress", "rdb_bgsave_in_progress", "module_fork_in_progress")
+            if not any(int(info.get(name, 0)) for name in busy):
+                break
+            time.sleep(0.5)
+    finally:
+        client.close()
+    return time.perf_counter() - started
+
+
 def ingest_template(svc: MemoryService, group: list[Conversation], index: int) -> Template:
     messages, variants = group_messages(group, index)
     writes: list[tuple[str, list[dict]]] = []
@@ -374,11 +397,13 @@ def query_only(args, groups: list[list[Conversation]], questions: dict[str, list
                 _, variants = group_messages(group, index)
                 asked += [(f"m{index}", v, questions[c.sample_id]) for c, v in zip(group, variants)]
         time_queries(svc, asked, 2, rng)  # warm-up: models
+        waited = wait_background_rewrite(data_dir)
         latencies = time_queries(svc, asked, args.queries, rng)
         server_pid = int((data_dir / "server.pid").read_text())
         print(f"query only, {len(stored)} memories in {args.store}: q p50 {percentile(latencies, 50):.1f} ms, "
               f"p95 {percentile(latencies, 95):.1f} ms over {len(latencies)} questions to random memories; server RSS "
-              f"{rss_mb(server_pid):.0f} MB; disk {disk_mb(data_dir):.0f} MB; load {load()}")  # fmt: skip
+              f"{rss_mb(server_pid):.0f} MB; disk {disk_mb(data_dir):.0f} MB; waited {waited:.0f} s for the store's background "
+              f"rewrite; load {load()}")  # fmt: skip
 
 
 def main() -> None:
@@ -450,7 +475,7 @@ def main() -> None:
                   "year-shifted, REUSING its vectors (not re-embedded); the probe ingest is real")  # fmt: skip
             print(f"{'memories':>8} {'facts':>9} {'turns':>9} {'nodes':>9} {'replay facts/s':>14} {'q p50 ms':>9} "
                   f"{'q p95 ms':>9} {'probe turns/s':>13} {'probe/embed':>11} {'server RSS MB':>13} "
-                  f"{'bench RSS MB':>12} {'disk MB':>8}  load")  # fmt: skip
+                  f"{'bench RSS MB':>12} {'disk MB':>8} {'rewrite s':>9}  load")  # fmt: skip
             print(f"replay: {args.replay_batch} rows per statement; vectors formatted once per template", flush=True)
             first_rate = None
             preparing = ThreadPoolExecutor(1, thread_name_prefix="replay-prep")
@@ -498,13 +523,14 @@ def main() -> None:
                 measured = built
                 for renaming in pending.values():  # the next memory's renaming (a thread of this process) is done
                     renaming.result()  # before the clock starts: it would take the GIL from the queries
+                waited = wait_background_rewrite(data_dir)
                 latencies = time_queries(svc, asked, args.queries, rng)
                 rate, ratio = probe_ingest(svc, probe, step)
                 first_rate = first_rate or rate
                 replay_rate = f"{replay_facts / replay_s:14.0f}" if replay_s else f"{'-':>14}"
                 print(f"{built:>8} {facts:>9,} {turns:>9,} {nodes:>9,} {replay_rate} {percentile(latencies, 50):>9.1f} "
                       f"{percentile(latencies, 95):>9.1f} {rate:>13.1f} {ratio:>11.2f} {rss_mb(server_pid):>13.0f} "
-                      f"{rss_mb(os.getpid()):>12.0f} {disk_mb(data_dir):>8.0f}  {load()}", flush=True)  # fmt: skip
+                      f"{rss_mb(os.getpid()):>12.0f} {disk_mb(data_dir):>8.0f} {waited:>9.0f}  {load()}", flush=True)  # fmt: skip
             print(
                 f"probe ingest turns/s at {built} memories / first step: {rate / first_rate:.2f} "
                 f"(probe ingest/embedding ratio is the load-independent view)"
