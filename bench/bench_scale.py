@@ -2,7 +2,7 @@
 
     python bench/bench_scale.py [--memories 12] [--steps 1,4,12] [--sources conv-30,conv-26,sample-1]
         [--sources-per-memory 1] [--queries 60] [--store falkordb:///tmp/x] [--data ...]
-        [--replay-batch 1000] [--min-free-gb 4]
+        [--replay-batch 1000] [--min-free-gb 4] [--no-aof-rewrite]
     python bench/bench_scale.py --query-only --store falkordb:///PATH [--sources ... --sources-per-memory 2]
     python bench/bench_scale.py --resume --store falkordb:///PATH --memories 1000 --steps 1000 [--sources ...]
     # the 1,000-memory / ~1M-fact run (about an hour on 2 cores; stop it any time, every step prints):
@@ -63,12 +63,14 @@ it replayed are kept, and the missing ones are replayed; the probe ratio of its 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import random
 import re
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,6 +276,24 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+@contextlib.contextmanager
+def aof_rewrite_paused(data_dir: Path, paused: bool) -> Iterator[None]:
+    """With ``paused``, the embedded server rewrites no append-only file while the block runs
+    (``auto-aof-rewrite-percentage 0``; the value before is restored after). A rewrite is a fork, and in a store of
+    ~1M facts the pages the replay's writes touch meanwhile are copied: several GB beside a 13 GB server."""
+    if not paused:
+        yield
+        return
+    client = redis.Redis(unix_socket_path=str(EmbeddedFalkorDB(data_dir).socket_path), socket_timeout=30)
+    before = client.config_get("auto-aof-rewrite-percentage")["auto-aof-rewrite-percentage"]
+    client.config_set("auto-aof-rewrite-percentage", 0)
+    try:
+        yield
+    finally:
+        client.config_set("auto-aof-rewrite-percentage", before)
+        client.close()
+
+
 def wait_background_rewrite(data_dir: Path, limit_s: float = 900.0) -> float:
     """Wait (at most ``limit_s``) until the embedded server has no background child: the append-only file's
     rewrite, which FalkorDB runs as a module fork taking a core for seconds to minutes in a large store and
@@ -425,6 +445,10 @@ def main() -> None:
         "--min-free-gb", type=float, default=4.0,
         help="stop building (and measure a last step) when the machine's available memory falls below this, GB",
     )  # fmt: skip
+    parser.add_argument(
+        "--no-aof-rewrite", action="store_true",
+        help="no rewrite of the append-only file while building (each is a fork whose copied pages can take GBs)",
+    )  # fmt: skip
     parser.add_argument("--replay-batch", type=int, default=1000, help="rows per statement in a replay (default 1000)")
     parser.add_argument(
         "--query-only", action="store_true",
@@ -468,80 +492,87 @@ def main() -> None:
             svc.embedder.encode(["warm-up"])
             svc.ingestor  # loads spaCy and YAKE  # noqa: B018
             server_pid = int((data_dir / "server.pid").read_text())
-            resumed = set(svc.store.memory_ids()) if args.resume else set()
-            templates: list[Template] = []
-            asked: list[tuple[str, Variant, list[str]]] = []  # (memory, variant, its source's questions)
-            facts = turns = nodes = built = 0
-            print(f"sources {','.join(wanted)}; {k} per memory; {len(groups)} template memories; probe {args.probe}")
-            print("template memories are ingested for real; the others replay a template's writes renamed and "
-                  "year-shifted, REUSING its vectors (not re-embedded); the probe ingest is real")  # fmt: skip
-            print(f"{'memories':>8} {'facts':>9} {'turns':>9} {'nodes':>9} {'replay facts/s':>14} {'q p50 ms':>9} "
-                  f"{'q p95 ms':>9} {'probe turns/s':>13} {'probe/embed':>11} {'server RSS MB':>13} "
-                  f"{'bench RSS MB':>12} {'disk MB':>8} {'rewrite s':>9}  load")  # fmt: skip
-            print(f"replay: {args.replay_batch} rows per statement; vectors formatted once per template", flush=True)
-            first_rate = None
-            preparing = ThreadPoolExecutor(1, thread_name_prefix="replay-prep")
-            pending: dict[int, Future[Replay]] = {}  # memory index -> its rows, renamed on the thread
+            with aof_rewrite_paused(data_dir, args.no_aof_rewrite):
+                resumed = set(svc.store.memory_ids()) if args.resume else set()
+                templates: list[Template] = []
+                asked: list[tuple[str, Variant, list[str]]] = []  # (memory, variant, its source's questions)
+                facts = turns = nodes = built = 0
+                print(
+                    f"sources {','.join(wanted)}; {k} per memory; {len(groups)} template memories; probe {args.probe}"
+                )
+                print("template memories are ingested for real; the others replay a template's writes renamed and "
+                      "year-shifted, REUSING its vectors (not re-embedded); the probe ingest is real")  # fmt: skip
+                print(f"{'memories':>8} {'facts':>9} {'turns':>9} {'nodes':>9} {'replay facts/s':>14} {'q p50 ms':>9} "
+                      f"{'q p95 ms':>9} {'probe turns/s':>13} {'probe/embed':>11} {'server RSS MB':>13} "
+                      f"{'bench RSS MB':>12} {'disk MB':>8} {'rewrite s':>9}  load")  # fmt: skip
+                print(
+                    f"replay: {args.replay_batch} rows per statement; vectors formatted once per template"
+                    + ("; no append-only-file rewrite while building" if args.no_aof_rewrite else ""),
+                    flush=True,
+                )
+                first_rate = None
+                preparing = ThreadPoolExecutor(1, thread_name_prefix="replay-prep")
+                pending: dict[int, Future[Replay]] = {}  # memory index -> its rows, renamed on the thread
 
-            def prepare(index: int) -> None:
-                if len(templates) == len(groups) and index < args.memories and index not in pending:
-                    pending[index] = preparing.submit(prepare_replay, templates[index % len(templates)], index)
+                def prepare(index: int) -> None:
+                    if len(templates) == len(groups) and index < args.memories and index not in pending:
+                        pending[index] = preparing.submit(prepare_replay, templates[index % len(templates)], index)
 
-            stopped, measured = False, -1
-            for step in steps:
-                if stopped:
-                    break
-                replay_facts, replay_s = 0, 0.0
-                while built < step:
-                    if len(templates) == len(groups) and available_gb() < args.min_free_gb:  # templates always
-                        print(f"stopped building at {built} memories: available memory {available_gb():.1f} GB "
-                              f"< --min-free-gb {args.min_free_gb}; this is the last step", flush=True)  # fmt: skip
-                        stopped = True
+                stopped, measured = False, -1
+                for step in steps:
+                    if stopped:
                         break
-                    if len(templates) < len(groups):
-                        if f"m{built}" in resumed:
-                            svc.delete_memory(f"m{built}")  # ingested again, for real, to record its writes
-                        t = ingest_template(svc, groups[len(templates)], built)
-                        templates.append(t)
-                        variants = t.variants
-                    elif f"m{built}" in resumed:  # replayed by the run being resumed
-                        t = templates[built % len(templates)]
-                        variants = group_messages(groups[built % len(groups)], built)[1]
-                    else:
-                        t = templates[built % len(templates)]
-                        started = time.perf_counter()
-                        prepare(built)
-                        prepared = pending.pop(built).result()
-                        prepare(built + 1)  # renamed while this one is written
-                        write_replay(svc, prepared, args.replay_batch)
-                        variants = prepared.variants
-                        replay_s += time.perf_counter() - started
-                        replay_facts += t.facts
-                    for source, variant in zip(t.sources, variants):
-                        asked.append((f"m{built}", variant, questions[source]))
-                    facts, turns, nodes, built = facts + t.facts, turns + t.turns, nodes + t.nodes, built + 1
-                if stopped and built == measured:
-                    break  # nothing built since the step just printed
-                measured = built
-                for renaming in pending.values():  # the next memory's renaming (a thread of this process) is done
-                    renaming.result()  # before the clock starts: it would take the GIL from the queries
-                waited = wait_background_rewrite(data_dir)
-                # The templates' rows (millions of objects) are this bench's, not the service's: out of the
-                # collector's walks while the service is timed (a full collection over them took ~150 ms). Never
-                # unfrozen (that would thaw the service's own frozen models too); acyclic rows still free by refcount.
-                gc.freeze()
-                latencies = time_queries(svc, asked, args.queries, rng)
-                rate, ratio = probe_ingest(svc, probe, step)
-                first_rate = first_rate or rate
-                replay_rate = f"{replay_facts / replay_s:14.0f}" if replay_s else f"{'-':>14}"
-                print(f"{built:>8} {facts:>9,} {turns:>9,} {nodes:>9,} {replay_rate} {percentile(latencies, 50):>9.1f} "
-                      f"{percentile(latencies, 95):>9.1f} {rate:>13.1f} {ratio:>11.2f} {rss_mb(server_pid):>13.0f} "
-                      f"{rss_mb(os.getpid()):>12.0f} {disk_mb(data_dir):>8.0f} {waited:>9.0f}  {load()}", flush=True)  # fmt: skip
-            print(
-                f"probe ingest turns/s at {built} memories / first step: {rate / first_rate:.2f} "
-                f"(probe ingest/embedding ratio is the load-independent view)"
-            )
-            preparing.shutdown(cancel_futures=True)
+                    replay_facts, replay_s = 0, 0.0
+                    while built < step:
+                        if len(templates) == len(groups) and available_gb() < args.min_free_gb:  # templates always
+                            print(f"stopped building at {built} memories: available memory {available_gb():.1f} GB "
+                                  f"< --min-free-gb {args.min_free_gb}; this is the last step", flush=True)  # fmt: skip
+                            stopped = True
+                            break
+                        if len(templates) < len(groups):
+                            if f"m{built}" in resumed:
+                                svc.delete_memory(f"m{built}")  # ingested again, for real, to record its writes
+                            t = ingest_template(svc, groups[len(templates)], built)
+                            templates.append(t)
+                            variants = t.variants
+                        elif f"m{built}" in resumed:  # replayed by the run being resumed
+                            t = templates[built % len(templates)]
+                            variants = group_messages(groups[built % len(groups)], built)[1]
+                        else:
+                            t = templates[built % len(templates)]
+                            started = time.perf_counter()
+                            prepare(built)
+                            prepared = pending.pop(built).result()
+                            prepare(built + 1)  # renamed while this one is written
+                            write_replay(svc, prepared, args.replay_batch)
+                            variants = prepared.variants
+                            replay_s += time.perf_counter() - started
+                            replay_facts += t.facts
+                        for source, variant in zip(t.sources, variants):
+                            asked.append((f"m{built}", variant, questions[source]))
+                        facts, turns, nodes, built = facts + t.facts, turns + t.turns, nodes + t.nodes, built + 1
+                    if stopped and built == measured:
+                        break  # nothing built since the step just printed
+                    measured = built
+                    for renaming in pending.values():  # the next memory's renaming (a thread of this process) is done
+                        renaming.result()  # before the clock starts: it would take the GIL from the queries
+                    waited = wait_background_rewrite(data_dir)
+                    # The templates' rows (millions of objects) are this bench's, not the service's: out of the
+                    # collector's walks while the service is timed (a full collection over them took ~150 ms). Never
+                    # unfrozen (that would thaw the service's own frozen models too); acyclic rows still free by refcount.
+                    gc.freeze()
+                    latencies = time_queries(svc, asked, args.queries, rng)
+                    rate, ratio = probe_ingest(svc, probe, step)
+                    first_rate = first_rate or rate
+                    replay_rate = f"{replay_facts / replay_s:14.0f}" if replay_s else f"{'-':>14}"
+                    print(f"{built:>8} {facts:>9,} {turns:>9,} {nodes:>9,} {replay_rate} {percentile(latencies, 50):>9.1f} "
+                          f"{percentile(latencies, 95):>9.1f} {rate:>13.1f} {ratio:>11.2f} {rss_mb(server_pid):>13.0f} "
+                          f"{rss_mb(os.getpid()):>12.0f} {disk_mb(data_dir):>8.0f} {waited:>9.0f}  {load()}", flush=True)  # fmt: skip
+                print(
+                    f"probe ingest turns/s at {built} memories / first step: {rate / first_rate:.2f} "
+                    f"(probe ingest/embedding ratio is the load-independent view)"
+                )
+                preparing.shutdown(cancel_futures=True)
 
 
 if __name__ == "__main__":
