@@ -50,6 +50,19 @@ def test_data_persists_across_close_and_reopen(tmp_path):
         assert store.counts("m") == {"Person": len(ROWS), "memberships": 0}
 
 
+def test_the_append_only_file_is_the_only_persistence(tmp_path):
+    """No RDB snapshot forks beside the append-only file: a closed store leaves no dump.rdb, and the data is back."""
+    with FalkorDBStore(tmp_path / "db") as store:
+        store.write("write/elements", ROWS)
+        assert store.db.connection.config_get("save") == {"save": ""}
+        assert store.db.connection.config_get("appendonly") == {"appendonly": "yes"}
+        pid = store.server.process.pid
+    _wait_gone(pid)
+    assert not (tmp_path / "db" / "dump.rdb").exists()
+    with FalkorDBStore(tmp_path / "db") as store:
+        assert len(_names(store)) == len(ROWS)
+
+
 def _killed_writer(data_dir) -> int:
     """Start the store at ``data_dir`` in a process that writes ``ROWS`` and gets SIGKILL; return its server's pid."""
     writer = (

@@ -278,6 +278,10 @@ class EmbeddedFalkorDB:
             "--pidfile", str(self.pid_file),
             "--appendonly", "yes",
             "--appendfsync", "everysec",
+            # No RDB snapshots: the append-only file is the data (a start loads it, not dump.rdb). Redis's default
+            # save points forked the server and wrote the whole graph every minute of writes (27 s each at 1M facts,
+            # a core and the pages written meanwhile copied), and a shutdown wrote it once more.
+            "--save", "",
             "--daemonize", "no",
             "--loglevel", "warning",
             "--logfile", str(self.data_dir / "falkordb.log"),
