@@ -64,7 +64,8 @@ def load() -> str:
 def cpu_parts() -> dict[str, float]:
     """User + system CPU seconds so far, by part: this process's ingest embedding threads (``hypermem-embed``), its
     main thread, its other threads (the reference embedding's ``hypermem-encode`` among them), and its child
-    processes (the annotation worker, the embedded store server), live ones included (Linux ``/proc``). Less
+    processes (the annotation worker, the embedded store server with its background forks: snapshots, rewrites of
+    the append-only file), live ones included (Linux ``/proc``). Less
     load-bound than wall seconds: the machine's other jobs add to them only through shared caches and cores."""
     tick = os.sysconf("SC_CLK_TCK")
     names = {t.native_id: t.name for t in threading.enumerate()}
@@ -92,7 +93,15 @@ def cpu_parts() -> dict[str, float]:
         if int(fields[1]) == os.getpid():  # ppid
             command = text.split("(", 1)[1].rsplit(")", 1)[0]
             part = "store server" if command.startswith("redis") else "annotation worker"
-            parts[part] += (int(fields[11]) + int(fields[12])) / tick
+            # utime, stime, and the cutime, cstime of its ended children (the server's background forks)
+            parts[part] += sum(int(f) for f in fields[11:15]) / tick
+            for child in Path("/proc").glob("[0-9]*/stat"):  # a fork of it still running
+                try:
+                    grandchild = child.read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(grandchild[1]) == int(stat.parent.name):
+                    parts[part] += (int(grandchild[11]) + int(grandchild[12])) / tick
     return parts
 
 
