@@ -48,8 +48,8 @@ collector (``gc.freeze``): a service process does not hold them. Issue 13's targ
 
 Building stops early (that size is then the last step, measured and printed) when, before a
 replayed memory, the machine's available memory (``MemAvailable``) is below ``--min-free-gb``
-(default 4 GB; the template memories are always built): the server's RSS grows ~16.4 kB (1,000
-bytes) per fact, so 1M facts needs ~16.4 GB.
+(default 4 GB; the template memories are always built): the server's RSS grows ~14.3 kB (1,000
+bytes) per fact, so 1M facts needs ~14.5 GB, plus what its forks copy (``--no-aof-rewrite`` avoids the largest).
 
 ``--query-only`` builds nothing: it times ``--queries`` questions to random memories of an existing ``--store``
 (one an earlier run built with the same ``--sources`` and ``--sources-per-memory``, e.g. a run still going, or
