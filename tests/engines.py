@@ -35,6 +35,9 @@ from hypermem.config import Settings
 
 #: ``pytest.mark.parametrize``/fixture params: every engine, Neo4j marked ``neo4j``.
 ENGINES = ["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)]
+#: ENGINES and the embedded engine with HNSW vector indexes (``Settings.falkordb_vector_indexes``), for the store
+#: contract: its ANN path and index upkeep.
+INDEX_VARIANTS = [*ENGINES, "falkordb-hnsw"]
 
 DEFAULT_NEO4J_PASSWORD = "hypermem-test"
 
@@ -57,13 +60,14 @@ def neo4j_credentials() -> dict[str, str]:
 
 
 def engine_settings(engine: str, path: Path, **extra) -> Settings:
-    """Settings for a store on ``engine`` (``"falkordb"`` at ``path``, or ``"neo4j"``), no LLM.
+    """Settings for a store on ``engine`` (``"falkordb"`` at ``path``, ``"falkordb-hnsw"`` the same with HNSW
+    vector indexes, or ``"neo4j"``), no LLM.
 
     For Neo4j the first call of the session empties the test database (see the module docstring).
     """
     extra.setdefault("llm_base_url", None)
-    if engine == "falkordb":
-        return Settings(store=f"falkordb://{path}", **extra)
+    if engine in ("falkordb", "falkordb-hnsw"):
+        return Settings(store=f"falkordb://{path}", falkordb_vector_indexes=engine == "falkordb-hnsw", **extra)
     if engine != "neo4j":
         raise ValueError(f"unknown engine {engine!r}")
     settings = Settings(**neo4j_credentials(), **extra)

@@ -183,16 +183,23 @@ def test_engine_restart_without_vector_indexes_is_not_ready_then_recovers(app, c
     store = app.extensions["hypermem"].store
     if not hasattr(store, "server"):
         pytest.skip("an embedded engine only")
-    store.drop_vector_indexes()
-    not_ready = client.get("/v1/ready")
-    assert not_ready.status_code == 503
-    assert "Turn.embedding" in not_ready.get_json()["message"]
-    os.kill(store.server.process.pid, signal.SIGKILL)
-    store.server.process.wait()
-    answered = client.post(f"/v1/memories/{MEMORY}/query", headers=acme, json={"query": "What did Caroline adopt?"})
-    assert answered.status_code == 200, answered.get_json()
-    assert store.missing_vector_indexes() == []
-    assert client.get("/v1/ready").get_json()["status"] == "ready"
+    store.vector_indexes = True  # as HYPERMEM_FALKORDB_VECTOR_INDEXES=true opens it (the default keeps none)
+    try:
+        store.drop_vector_indexes()
+        not_ready = client.get("/v1/ready")
+        assert not_ready.status_code == 503
+        assert "Turn.embedding" in not_ready.get_json()["message"]
+        os.kill(store.server.process.pid, signal.SIGKILL)
+        store.server.process.wait()
+        query = {"query": "What did Caroline adopt?"}
+        answered = client.post(f"/v1/memories/{MEMORY}/query", headers=acme, json=query)
+        assert answered.status_code == 200, answered.get_json()
+        assert store.missing_vector_indexes() == []
+        assert client.get("/v1/ready").get_json()["status"] == "ready"
+    finally:
+        store.vector_indexes = False
+        store.drop_vector_indexes()
+    assert client.get("/v1/ready").get_json()["status"] == "ready"  # without them there is nothing to miss
 
 
 def test_moving_another_tenants_memory_needs_transfer(client, acme, globex):

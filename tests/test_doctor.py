@@ -40,8 +40,10 @@ def test_doctor_on_a_fresh_install_creates_the_default_store(tmp_path):
     assert "minilm-int8 (384 dimensions)" in out  # the store meta it recorded
     # piped: tab-separated lines, a long value whole on its line (a table would fold it)
     assert any(line.startswith("model path\t") and line.endswith("model.onnx") for line in out.splitlines()), out
-    for line in ("Turn", "embedding", "VECTOR", "FULLTEXT", "memory_id", "RANGE"):
+    for line in ("Turn", "embedding", "FULLTEXT", "memory_id", "RANGE"):
         assert line in out
+    assert "\tVECTOR" not in out  # the embedded default keeps no HNSW index, and says how vectors are searched
+    assert "vector search\texact cosine over the memory" in out
     store_dir = home / ".local" / "share" / "hypermem" / "falkordb"
     assert (store_dir / "appendonly.aof").exists() or (store_dir / "appendonlydir").is_dir()
     assert not (store_dir / "server.pid").exists()  # the server it started is stopped again

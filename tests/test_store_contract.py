@@ -16,10 +16,11 @@ import uuid
 
 import numpy as np
 import pytest
-from engines import ENGINES, engine_settings
+from engines import INDEX_VARIANTS, engine_settings
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
+from hypermem.model import VECTOR_INDEXES
 from hypermem.store import SchemaMismatch, open_store
 
 EMBEDDING_MODEL = Settings().embedding_model
@@ -30,7 +31,7 @@ def embedder() -> Embedder:
     return Embedder(EMBEDDING_MODEL)
 
 
-@pytest.fixture(scope="module", params=ENGINES)
+@pytest.fixture(scope="module", params=INDEX_VARIANTS)
 def store(request, tmp_path_factory, embedder):
     settings = engine_settings(request.param, tmp_path_factory.mktemp("contract") / "db")
     graph = open_store(settings)
@@ -348,13 +349,15 @@ def test_another_model_of_the_same_dimension_is_refused(store, embedder):
     assert store.meta()["embedding_model"] == EMBEDDING_MODEL
 
 
-def test_indexes_cover_the_schema(store):
+def test_indexes_cover_the_schema(store, request):
     found = {(i["label"], i["property"], i["type"]) for i in store.indexes()}
     for label in ("Turn", "Episode", "Topic", "Fact"):
-        assert (label, "embedding", "VECTOR") in found
+        assert ((label, "embedding", "VECTOR") in found) is store.vector_indexes  # the embedded default has none
         assert (label, "text", "FULLTEXT") in found
         assert (label, "memory_id", "RANGE") in found
-    assert ("Fact", "embedding_raw", "VECTOR") in found
+    assert (("Fact", "embedding_raw", "VECTOR") in found) is store.vector_indexes
+    # Neo4j always indexes; the embedded engine only with HYPERMEM_FALKORDB_VECTOR_INDEXES
+    assert store.vector_indexes is (request.node.callspec.params["store"] in ("neo4j", "falkordb-hnsw"))
     assert ("Episode", "embedding_raw", "VECTOR") not in found  # model.UNINDEXED_VECTORS: searched exactly
     assert ("Term", "embedding", "VECTOR") not in found  # searched in-process (store.vocabulary_matrix)
     assert ("Hyperedge", "id", "RANGE") in found
@@ -546,10 +549,11 @@ def test_a_small_share_of_the_index_goes_to_exact_search_without_asking_the_ann(
             hits = store.vector_search("Turn", small, query, K)
             assert [int(h.id.rsplit("/", 1)[1]) for h in hits] == truth.tolist()
         assert not [c for c in statements if "queryNodes" in c]  # never the ANN
-        assert sum("count(n)" in c for c in statements) == 2  # the share, asked once: the memory's counts, the store's
+        # the share, asked once: the memory's counts, the store's (a store without vector indexes needs neither)
+        assert sum("count(n)" in c for c in statements) == (2 if store.vector_indexes else 0)
         statements.clear()
-        store.vector_search("Turn", big, queries[0], K)  # 96% of the index: the ANN answers
-        assert [c for c in statements if "queryNodes" in c]
+        store.vector_search("Turn", big, queries[0], K)  # 96% of the index: the ANN answers (when there is one)
+        assert bool([c for c in statements if "queryNodes" in c]) is store.vector_indexes
     finally:
         monkeypatch.undo()
         for memory_id in (small, big):
@@ -698,3 +702,27 @@ def test_counts_read_every_label_through_its_own_index():
         (label, label) for label in LABELS if label not in ("Element", "WordVector")
     ]
     assert "MATCH (n)" not in cypher
+
+
+def test_an_embedded_store_opened_without_vector_indexes_drops_them_and_answers_alike(tmp_path, embedder, corpus):
+    """``HYPERMEM_FALKORDB_VECTOR_INDEXES`` off (the default) on a store built with them: ``ensure_schema`` drops
+    the HNSW indexes (their memory is freed), readiness misses none, and every search is the exact top-k the
+    ANN approximated (the same ids here, scores to float32 rounding)."""
+    docs, queries = corpus
+    memory_id = "indexed"
+    with open_store(engine_settings("falkordb-hnsw", tmp_path / "db")) as indexed:
+        indexed.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
+        indexed.write("write/turns", _turn_rows(memory_id, docs[:1000]))
+        before = [indexed.vector_search("Turn", memory_id, q, K) for q in queries[:10]]
+        assert {(i["label"], i["property"]) for i in indexed.indexes() if i["type"] == "VECTOR"} == set(VECTOR_INDEXES)
+    with open_store(engine_settings("falkordb", tmp_path / "db")) as exact:
+        exact.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
+        assert [i for i in exact.indexes() if i["type"] == "VECTOR"] == []
+        assert exact.missing_vector_indexes() == []
+        after = [exact.vector_search("Turn", memory_id, q, K) for q in queries[:10]]
+    truth = np.argsort(-(queries[:10] @ docs[:1000].T), axis=1)[:, :K]
+    assert [[int(h.id.rsplit("/", 1)[1]) for h in hits] for hits in after] == truth.tolist()
+    assert [[h.id for h in hits] for hits in after] == [[h.id for h in hits] for hits in before]
+    assert [h.score for hits in after for h in hits] == pytest.approx(
+        [h.score for hits in before for h in hits], abs=1e-5
+    )

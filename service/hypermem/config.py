@@ -59,6 +59,13 @@ class Settings(BaseSettings):
         default=4, ge=1, le=100, description="ANN oversampling factor before memory_id filtering."
     )
     hnsw_ef_runtime: int = Field(default=200, ge=10, le=2000)
+    falkordb_vector_indexes: bool = Field(
+        default=False,
+        description="Build HNSW vector indexes in the embedded FalkorDB. Off: every vector search is exact cosine over "
+        "the memory's nodes (~1 us per node; a store-wide index's top-k is crowded by other memories anyway), and "
+        "ingest skips the HNSW inserts (over 40% of the store's memory per fact, and a write cost that grows with "
+        "the store). On: for a store whose one memory holds tens of thousands of turns. Neo4j always indexes.",
+    )
 
     # --- models ------------------------------------------------------------------------
     embedding_model: str = Field(

@@ -93,7 +93,10 @@ def open_store(settings: Settings, *, keep_server: bool = False) -> GraphStore:
     if url.scheme in EMBEDDED_SCHEMES:
         from hypermem.store.falkordb import FalkorDBStore
 
-        return FalkorDBStore(embedded_data_dir(settings.store), settings.graph_name, keep_server=keep_server, **common)
+        return FalkorDBStore(
+            embedded_data_dir(settings.store), settings.graph_name, keep_server=keep_server,
+            vector_indexes=settings.falkordb_vector_indexes, **common,
+        )  # fmt: skip
     if url.scheme in NEO4J_SCHEMES:
         from hypermem.store.neo4j import Neo4jStore
 

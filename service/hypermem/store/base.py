@@ -66,6 +66,8 @@ class GraphStore(ABC):
     dialect: Dialect
     #: Times the engine was found dead and restarted (an embedded engine only; a server engine never is).
     restarts: int = 0
+    #: Whether the store keeps native vector indexes (``VECTOR_INDEXES``); without them ``vector_search`` is exact.
+    vector_indexes: bool = True
 
     def __init__(
         self, *, write_batch_size: int = 500, vector_write_batch_size: int = 100, vector_oversample: int = 4,
@@ -139,6 +141,8 @@ class GraphStore(ABC):
             raise SchemaMismatch(problem)
         self._create_indexes(dimension)
         self._drop_indexes(self.dialect.obsolete_index_statements())
+        if not self.vector_indexes:
+            self.drop_vector_indexes()  # a store built with them: their memory is freed
         if not rows:
             self.query("schema/set_meta", embedding_model=embedding_model, dimension=dimension)
 
@@ -146,6 +150,8 @@ class GraphStore(ABC):
         """``"Label.property"`` of every vector index the schema needs and the engine lacks (empty when all
         are there). After an embedded engine's restart they are recreated before serving; readiness
         reports not-ready while any is missing."""
+        if not self.vector_indexes:
+            return []
         present = {(i["label"], i["property"]) for i in self.indexes() if i["type"] == "VECTOR"}
         return [f"{label}.{prop}" for label, prop in VECTOR_INDEXES if (label, prop) not in present]
 
@@ -202,7 +208,8 @@ class GraphStore(ABC):
         ANN index for ``k * vector_oversample`` neighbours, filters to the memory, and
         falls back to exact cosine over the memory when filtering starved the result
         (a global index returns the global top-k: other memories can crowd this one out).
-        A vector without an index (``model.UNINDEXED_VECTORS``) is always scored exactly. A vector
+        A vector without an index (``model.UNINDEXED_VECTORS``, or every vector of a store without
+        ``vector_indexes``) is always scored exactly. A vector
         nodes may borrow (``model.BORROWED_VECTORS``) is searched twice, on the nodes holding it and
         through the owners' index for the nodes borrowing it (same cosine), and the two top-``k``
         are merged by score, ties by id.
@@ -221,10 +228,13 @@ class GraphStore(ABC):
         else:
             params["kk"] = k * self.vector_oversample
             exact = self.dialect.vector_exact(label, prop, candidates=False)
-            legs = [[exact] if (label, prop) in UNINDEXED_VECTORS else [self.dialect.vector_ann(label, prop), exact]]
+            ann = self.vector_indexes and (label, prop) not in UNINDEXED_VECTORS
+            legs = [[self.dialect.vector_ann(label, prop), exact] if ann else [exact]]
             if (label, prop) in BORROWED_VECTORS:
-                legs.append([self.dialect.vector_ann_borrowed(label, prop),
-                             self.dialect.vector_exact_borrowed(label, prop, candidates=False)])  # fmt: skip
+                exact_borrowed = self.dialect.vector_exact_borrowed(label, prop, candidates=False)
+                legs.append(
+                    [self.dialect.vector_ann_borrowed(label, prop), exact_borrowed] if ann else [exact_borrowed]
+                )
         owners = [label, BORROWED_VECTORS[(label, prop)][2]] if len(legs) > 1 else [label]  # each leg's ANN index
         hits = [self._vector_leg(statements, params, owner) for statements, owner in zip(legs, owners)]
         if len(hits) == 1:

@@ -45,8 +45,8 @@ class Dialect(ABC):
         return cypher
 
     @abstractmethod
-    def index_statements(self, dimension: int, ef_runtime: int) -> list[str]:
-        """DDL creating range, vector and full-text indexes (idempotent at the store level)."""
+    def index_statements(self, dimension: int, ef_runtime: int, vectors: bool = True) -> list[str]:
+        """DDL creating range, full-text and (with ``vectors``) vector indexes (idempotent at the store level)."""
 
     @abstractmethod
     def vector_drop_statements(self) -> list[str]:
@@ -153,7 +153,7 @@ class FalkorDialect(Dialect):
 
     name = "falkordb"
 
-    def index_statements(self, dimension: int, ef_runtime: int) -> list[str]:
+    def index_statements(self, dimension: int, ef_runtime: int, vectors: bool = True) -> list[str]:
         statements = []
         for label in LABELS:
             statements.append(f"CREATE INDEX FOR (n:{label}) ON (n.id)")
@@ -162,7 +162,7 @@ class FalkorDialect(Dialect):
         # efRuntime (search breadth) is what recall needs: FalkorDB's default of 10 gave recall@10
         # 0.08 on random vectors. M 16 / efConstruction 100 kept recall@10 at 1.0 on 5,000 sentence
         # embeddings (tests/test_store_contract.py) and writes vectors ~1.7x faster than M 32 / 200.
-        for label, prop in VECTOR_INDEXES:
+        for label, prop in VECTOR_INDEXES if vectors else ():
             statements.append(
                 f"CREATE VECTOR INDEX FOR (n:{label}) ON (n.{prop}) OPTIONS "
                 f"{{dimension:{int(dimension)}, similarityFunction:'cosine', M:16, efConstruction:100, efRuntime:{int(ef_runtime)}}}"
@@ -225,7 +225,7 @@ class Neo4jDialect(Dialect):
     def fulltext_index_name(label: str) -> str:
         return f"fulltext_index_{label}_text"
 
-    def index_statements(self, dimension: int, ef_runtime: int) -> list[str]:
+    def index_statements(self, dimension: int, ef_runtime: int, vectors: bool = True) -> list[str]:
         # Neo4j sizes the HNSW search by k (the caller oversamples); there is no efRuntime setting.
         statements = [
             f"CREATE INDEX index_{label}_memory_id IF NOT EXISTS FOR (n:{label}) ON (n.memory_id)" for label in LABELS
@@ -234,7 +234,7 @@ class Neo4jDialect(Dialect):
             f"CREATE INDEX index_{label}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})"
             for label, prop in KEY_INDEXES
         ]
-        for label, prop in VECTOR_INDEXES:
+        for label, prop in VECTOR_INDEXES if vectors else ():
             statements.append(
                 f"CREATE VECTOR INDEX {self.vector_index_name(label, prop)} IF NOT EXISTS FOR (n:{label}) ON (n.{prop}) "
                 f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dimension)}, `vector.similarity_function`: 'cosine'}}}}"

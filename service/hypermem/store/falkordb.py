@@ -97,8 +97,14 @@ class FalkorDBStore(GraphStore):
 
     dialect = FalkorDialect()
 
-    def __init__(self, data_dir: str | Path, graph_name: str = "hypermem", *, keep_server: bool = False, **kwargs):
+    def __init__(
+        self, data_dir: str | Path, graph_name: str = "hypermem", *, keep_server: bool = False,
+        vector_indexes: bool = False, **kwargs,
+    ):  # fmt: skip
+        """``vector_indexes``: build the HNSW indexes (``Settings.falkordb_vector_indexes``); without them every
+        ``vector_search`` is exact over the memory, and an existing store's indexes are dropped at ``ensure_schema``."""
         super().__init__(**kwargs)
+        self.vector_indexes = vector_indexes
         self.server = EmbeddedFalkorDB(Path(data_dir))
         self.keep_server = keep_server
         self.graph_name = graph_name
@@ -175,7 +181,7 @@ class FalkorDBStore(GraphStore):
 
     def _create_indexes(self, dimension: int) -> list[str]:
         created = []
-        for statement in self.dialect.index_statements(dimension, self.ef_runtime):
+        for statement in self.dialect.index_statements(dimension, self.ef_runtime, vectors=self.vector_indexes):
             try:
                 self.graph.query(statement)
                 created.append(statement)
