@@ -18,8 +18,8 @@ memory is two source conversations told by one renamed pair, the second moved af
 How memories are written (the shortcut, exactly):
 - *template* memories (one per group of ``--sources-per-memory`` sources, at most as many as there
   are groups) go through the full no-LLM ingest pipeline (embedding, NER, dates, keywords,
-  segmentation, facts, topics, propagation, salience), and every ``GraphStore.write`` call the
-  ingest makes (file name + rows) is recorded;
+  segmentation, facts, topics, propagation, salience), and every write the ingest makes (file name + rows,
+  ``GraphStore.write_statements``) is recorded;
 - every other memory *replays* a template's recorded writes through the same ``GraphStore.write``
   and ``cypher/write/*.cypher`` files, in the same order, with renamed speakers, shifted years and
   its own ids in every string, then runs ``maintain/salience`` for itself. The vectors are the
@@ -316,18 +316,18 @@ def wait_background_rewrite(data_dir: Path, limit_s: float = 900.0) -> float:
 def ingest_template(svc: MemoryService, group: list[Conversation], index: int) -> Template:
     messages, variants = group_messages(group, index)
     writes: list[tuple[str, list[dict]]] = []
-    write = svc.store.write
+    statements = svc.store.write_statements  # every write goes through it (GraphStore.write, OrderedWrites)
 
     def recording(name, rows, **params):
         assert not params, "the ingest writes rows only"
         writes.append((name, list(rows)))
-        return write(name, rows)
+        return statements(name, rows)
 
-    svc.store.write = recording
+    svc.store.write_statements = recording
     try:
         report = svc.ingest_messages(f"m{index}", messages)
     finally:
-        del svc.store.write
+        del svc.store.write_statements
     nodes = report.turns + report.episodes + report.topics + report.facts + report.persons + report.times
     nodes += report.locations + report.hyperedges
     if isinstance(svc.store, FalkorDBStore):

@@ -22,6 +22,7 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.model import VECTOR_INDEXES
 from hypermem.store import SchemaMismatch, open_store
+from hypermem.store.ordered_writes import OrderedWrites
 
 EMBEDDING_MODEL = Settings().embedding_model
 
@@ -726,3 +727,26 @@ def test_an_embedded_store_opened_without_vector_indexes_drops_them_and_answers_
     assert [h.score for hits in after for h in hits] == pytest.approx(
         [h.score for hits in before for h in hits], abs=1e-5
     )
+
+
+def test_ordered_writes_run_in_call_order_and_none_after_a_failure(store, memory, corpus):
+    """``OrderedWrites`` (the ingest's writes on a writer thread): batches run in call order (each turn's NEXT
+    needs the batch before it written), and a failed statement stops every later one and is raised."""
+    docs, _ = corpus
+    rows = _turn_rows(memory, docs[:250])
+    for n, row in enumerate(rows):
+        row["prev_id"] = rows[n - 1]["id"] if n else None
+    with OrderedWrites(store) as writes:
+        writes.write("write/turns", rows)  # 3 batches of vector rows
+    chained = store.run_cypher(
+        "MATCH (:Turn {memory_id: $m})-[r:NEXT]->(:Turn {memory_id: $m}) RETURN count(r) AS n", {"m": memory}
+    )
+    assert chained == [{"n": 249}]
+    late = _turn_rows(memory, docs[250:260], offset=250)
+    with pytest.raises(Exception, match="(?i)null"):
+        with OrderedWrites(store) as writes:
+            writes.write(
+                "write/elements", [{"memory_id": memory, "id": None, "kind": "Person", "name": "x", "value": "x"}]
+            )
+            writes.write("write/turns", late)
+    assert store.counts(memory)["Turn"] == 250  # the write after the failure never ran

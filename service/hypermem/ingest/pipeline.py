@@ -46,6 +46,7 @@ from hypermem.ingest.turns import IngestInputError, embedded_text, session_hash,
 from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node_id
 from hypermem.store import GraphStore
 from hypermem.store.ids import key
+from hypermem.store.ordered_writes import OrderedWrites
 from hypermem.vocabulary import add_words, prune_words
 
 if TYPE_CHECKING:
@@ -386,30 +387,31 @@ class Ingestor:
     def _write(self, memory_id: str, plan: WritePlan, progress: Progress | None, words: Future[int]) -> None:
         """Run ``plan`` in the order ``WritePlan`` gives; computes nothing. ``words`` (``add_words`` of the
         sessions' turns, running beside) is waited for before the sessions are marked done, and its error raised."""
-        store = self.store
-        for session in plan.sessions:
-            store.query("ingest/clear_session", memory_id=memory_id, session=session)
-        self._prune(memory_id)
-        store.write("write/turns", plan.turns)
-        store.write("write/elements", plan.elements)
-        store.write("write/episodes", plan.episodes)
-        store.write("write/facts", plan.facts)
-        store.query("maintain/clear_supersession", memory_id=memory_id)
-        store.query("maintain/supersession", memory_id=memory_id)
-        store.write("write/hyperedges", plan.hyperedges)
-        store.write("write/topics", plan.topics)
-        store.write("write/hyperedges", plan.topic_hyperedges)
-        store.write("write/episode_embeddings", plan.episode_embeddings)
-        self._prune(memory_id)
-        store.query("maintain/salience", memory_id=memory_id)
-        words.result()
-        store.write("ingest/mark_sessions", plan.session_marks)
+        with OrderedWrites(self.store) as store:  # the server runs each statement while this thread formats the next
+            for session in plan.sessions:
+                store.query("ingest/clear_session", memory_id=memory_id, session=session)
+            self._prune(store, memory_id)
+            store.write("write/turns", plan.turns)
+            store.write("write/elements", plan.elements)
+            store.write("write/episodes", plan.episodes)
+            store.write("write/facts", plan.facts)
+            store.query("maintain/clear_supersession", memory_id=memory_id)
+            store.query("maintain/supersession", memory_id=memory_id)
+            store.write("write/hyperedges", plan.hyperedges)
+            store.write("write/topics", plan.topics)
+            store.write("write/hyperedges", plan.topic_hyperedges)
+            store.write("write/episode_embeddings", plan.episode_embeddings)
+            self._prune(store, memory_id)
+            store.query("maintain/salience", memory_id=memory_id)
+            words.result()
+            store.write("ingest/mark_sessions", plan.session_marks)
         if progress is not None:
             progress(plan.turn_count)
 
-    def _prune(self, memory_id: str) -> None:
+    @staticmethod
+    def _prune(store: OrderedWrites, memory_id: str) -> None:
         for name in ("maintain/prune_hyperedges", "maintain/prune_topics", "maintain/prune_elements"):
-            self.store.query(name, memory_id=memory_id)
+            store.query(name, memory_id=memory_id)
 
     # --- report ----------------------------------------------------------------------------
     def _count(self, report: IngestReport) -> IngestReport:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,13 +119,31 @@ class GraphStore(ABC):
         the engine's write lock while it runs (FalkorDB: the whole graph, so every query waits), and
         HNSW inserts dominate it (500 facts with two vectors each held it 280 ms under load).
         """
+        for cypher, batch in self.write_statements(name, rows, **params):
+            self.run_cypher(cypher, batch)
+        return len(rows)
+
+    def write_statements(
+        self, name: str, rows: Sequence[dict[str, Any]], **params: Any
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The ``(cypher, params)`` statements of ``write(name, rows, **params)``, one per batch, in order (what
+        ``write`` runs; ``hypermem.store.ordered_writes`` runs them on a writer thread)."""
         cypher = self.dialect.adapt(queries.load(name))
         self._stats_cache.clear()  # BM25 statistics change with what is written
         self._ranking_cache.clear()
         size = self.vector_write_batch_size if rows and _has_vector(rows[0]) else self.write_batch_size
         for start in range(0, len(rows), size):
-            self.run_cypher(cypher, {**params, "rows": list(rows[start : start + size])})
-        return len(rows)
+            yield cypher, {**params, "rows": list(rows[start : start + size])}
+
+    def prepare(self, params: dict[str, Any]) -> Any:
+        """``params`` as ``run_prepared`` sends them. An engine whose client formats parameters as query text
+        (FalkorDB: a vector is 384 numbers written out) does that here, so a caller may format the next statement
+        while another thread runs this one (``hypermem.store.ordered_writes``)."""
+        return params
+
+    def run_prepared(self, cypher: str, prepared: Any) -> list[dict[str, Any]]:
+        """``run_cypher`` with parameters made by ``prepare``."""
+        return self.run_cypher(cypher, prepared)
 
     # --- schema ----------------------------------------------------------------------------
     def ensure_schema(self, embedding_model: str, dimension: int) -> None:

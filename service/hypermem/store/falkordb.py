@@ -146,7 +146,12 @@ class FalkorDBStore(GraphStore):
                 log.warning("recreated %d missing indexes after the FalkorDB restart", len(created))
 
     def run_cypher(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        prepared = _client_params(params) if params else None
+        return self.run_prepared(cypher, self.prepare(params) if params else None)
+
+    def prepare(self, params: dict[str, Any]) -> dict[str, _Literal]:
+        return _client_params(params)
+
+    def run_prepared(self, cypher: str, prepared: dict[str, _Literal] | None) -> list[dict[str, Any]]:
         try:
             result = self._run(cypher, prepared)
         except redis.ResponseError as exc:
