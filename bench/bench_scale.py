@@ -26,7 +26,7 @@ How memories are written (the shortcut, exactly):
   template's (reused, not re-embedded: the renamed text is not re-encoded), and no NER, keyword,
   segmentation or topic work is redone. This keeps 1M facts feasible on 2 cores.
 - three more replay shortcuts, none of which changes what is stored: (1) on FalkorDB each template
-  vector is formatted to query text once (the store's own ``%.9g`` formatting,
+  vector is formatted to query text once (the store's own float32 formatting,
   ``store.falkordb._cypher_literal``) and that text is sent by every replay of the template, instead
   of formatting ~3,000 vectors of 384 floats again per memory (it was 1/4 of replay time);
   (2) a replay sends ``--replay-batch`` rows per statement (default 1,000, every file), where an
@@ -190,7 +190,7 @@ class Variant:
 
 def preformat(value):
     """``value`` (a write row, list or scalar) with every vector replaced by the FalkorDB store's own
-    query text for it (``_cypher_literal``: ``%.9g`` floats), so replays do not format it again."""
+    query text for it (``_cypher_literal``: float32 decimals), so replays do not format it again."""
     if isinstance(value, dict):
         return {k: preformat(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -623,7 +623,7 @@ def test_a_wrong_neo4j_password_is_reported_as_refused_credentials():
 
 
 def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedder):
-    """Vectors reach the engine exactly (FalkorDB: as compact ``%.9g`` text, which round-trips float32)."""
+    """Vectors reach the engine exactly (FalkorDB: as float32's shortest exact decimals)."""
     rows = _graph_rows(memory, embedder)
     store.write("write/turns", rows["write/turns"])
     stored = store.run_cypher(
@@ -633,6 +633,16 @@ def test_stored_vectors_equal_the_written_float32_vectors(store, memory, embedde
     written = np.asarray([r["embedding"] for r in rows["write/turns"]], dtype=np.float32)
     assert [r["id"] for r in stored] == [r["id"] for r in rows["write/turns"]]
     assert np.array_equal(np.asarray([r["embedding"] for r in stored], dtype=np.float32), written)
+    # float32 at every magnitude (tiny, subnormal, huge, negative zero): written as decimals, read back the same
+    wild = np.random.default_rng(7).standard_normal((20, 384)).astype(np.float32)
+    wild *= np.float32(10.0) ** np.random.default_rng(8).integers(-44, 38, (20, 384)).astype(np.float32)
+    wild[0, :3] = [np.float32(-0.0), np.float32(1.4e-45), np.float32(3.4028235e38)]
+    extreme = _turn_rows(memory, wild, offset=100)
+    store.write("write/turns", extreme)
+    back = store.run_cypher(
+        "MATCH (t:Turn) WHERE t.memory_id = $m AND t.seq >= 100 RETURN t.embedding AS e ORDER BY t.seq", {"m": memory}
+    )
+    assert np.array_equal(np.asarray([r["e"] for r in back], dtype=np.float32), wild)
 
 
 def test_stored_vectors_find_a_borrowed_raw_vector_through_its_turn(store, memory, embedder):

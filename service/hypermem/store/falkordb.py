@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import orjson
 import redis
 from falkordb import FalkorDB
 from redis.backoff import NoBackoff
@@ -47,17 +48,17 @@ class _Literal:
 _VECTOR_MIN = 16  # a float list at least this long is a vector
 
 
-@lru_cache(maxsize=8)
-def _vector_format(length: int) -> str:
-    """The ``%`` format of a vector of ``length`` floats: ``%.9g`` each, comma-separated."""
-    return ",".join(["%.9g"] * length)
+def _vector_text(vector: list[float]) -> str:
+    """``vector`` as a Cypher list of float32 numbers, each the shortest decimal that reads back as the same float32
+    (orjson's float32 writer: exact, ~4x faster than ``%.9g`` and ~10% shorter)."""
+    return orjson.dumps(np.asarray(vector, dtype=np.float32), option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
 def _cypher_literal(value: Any) -> str:
     """``value`` as the Cypher literal text the client's ``stringify_param_value`` writes (strings quoted
     and escaped, None as ``null``, map keys in backticks, anything else ``str``), in one pass, with every
-    float list of at least ``_VECTOR_MIN`` written as ``%.9g`` text (exact for float32, 9 significant digits
-    round-trip it; 35% shorter than Python's ``repr``). The client then sends it as-is instead of walking the
+    float list of at least ``_VECTOR_MIN`` written as float32 text (``_vector_text``: exact; the engine stores
+    vectors as float32). The client then sends it as-is instead of walking the
     parameters again (``bench/bench_store_write.py``). Raises ``ValueError`` on a NUL character (the client
     inlines parameters into the query text, where NUL ends the string; vectors hold none) and on a map key
     the header cannot hold (empty, or with a backtick)."""
@@ -73,7 +74,7 @@ def _cypher_literal(value: Any) -> str:
         return "{" + ",".join(f"`{_map_key(k)}`:{_cypher_literal(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         if len(value) >= _VECTOR_MIN and type(value[0]) is float and set(map(type, value)) == {float}:
-            return "[" + _vector_format(len(value)) % tuple(value) + "]"
+            return _vector_text(value)
         return "[" + ",".join(map(_cypher_literal, value)) + "]"
     return str(value)
 
