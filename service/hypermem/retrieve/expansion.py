@@ -70,17 +70,18 @@ class QueryExpander:
                 out[turn_id] = (float(best.max()), float(best.mean()))
         return out
 
-    def expand(self, memory_id: str, query: str, persons: Collection[str]) -> dict[str, float]:
+    def expand(self, memory_id: str, query: str, persons: Collection[str],
+               vocabulary: Vocabulary | None = None) -> dict[str, float]:  # fmt: skip
         """The query's content words (weight 1.0) and their neighbours in ``memory_id``'s vocabulary (weight cos², a stem once, the
         query's own stems never again): at most ``MAX_QUERY_WORDS`` of its own and ``MAX_EXPANDED_WORDS`` in all,
-        best first; ``{}`` for no content word."""
+        best first; ``{}`` for no content word. ``vocabulary``: the memory's, when the caller holds it (else read here)."""
         own = self.query_words(query, persons)
         if not own:
             return {}
         expanded = dict.fromkeys(own, 1.0)
         stems = {t for w in own for t in analyze(w)}
         neighbours = []
-        for nearest in self._nearest(memory_id, own).values():
+        for nearest in self._nearest(memory_id, own, vocabulary).values():
             neighbours += [(score * score, word) for word, score in nearest if score >= MIN_COSINE]
         for weight, word in sorted(neighbours, key=lambda n: (-n[0], n[1])):
             if len(expanded) == MAX_EXPANDED_WORDS:
@@ -91,11 +92,12 @@ class QueryExpander:
                 stems |= word_stems
         return expanded
 
-    def _nearest(self, memory_id: str, own: list[str]) -> dict[str, list[tuple[str, float]]]:
+    def _nearest(self, memory_id: str, own: list[str],
+                 vocabulary: Vocabulary | None) -> dict[str, list[tuple[str, float]]]:  # fmt: skip
         """Each word's ``NEIGHBOURS`` in the memory's vocabulary. A word the dialogue uses is searched with its
         stored vector (no model call); the others take their vector from ``hypermem.vocabulary.word_vectors``
         (this process's cache, another memory's Term of the word, else the model)."""
-        vocabulary = self.store.vocabulary(memory_id)
+        vocabulary = vocabulary or self.store.vocabulary(memory_id)
         if not vocabulary.words:
             return {}
         unknown = [w for w in own if w not in vocabulary.rows]

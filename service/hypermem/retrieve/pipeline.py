@@ -91,6 +91,10 @@ class _FactLegs:
         return list(dict.fromkeys(t for h in hits for t in sorted(self.turns.get(h.id, []))))
 
 
+#: ``_PendingLegs.result``: (TurnLists, expanded query, turn_details rows, the memory's vocabulary).
+WideLegs = tuple[TurnLists, dict[str, float], dict[str, dict], Vocabulary]
+
+
 @dataclass(frozen=True)
 class _PendingLegs:
     """One query's memory-wide legs, running on the leg threads (``Retriever._start_memory_wide_legs``)."""
@@ -98,7 +102,7 @@ class _PendingLegs:
     turn_bm25: Future[list[Hit]]
     turn_dense: Future[list[Hit]]
     facts: Future[_FactLegs]
-    expanded: Future[tuple[dict[str, float], list[Hit]]]
+    expanded: Future[tuple[dict[str, float], list[Hit], Vocabulary]]
     details: Future[dict[str, dict]]  # ``turn_details`` rows of the four legs' turns, fetched as soon as they end
 
     def legs(self) -> list[Future[Any]]:
@@ -114,12 +118,12 @@ class _PendingLegs:
         """Block until every leg, and the fetch of their turns' details, has ended, failed or not."""
         wait([*self.legs(), self.details])
 
-    def result(self) -> tuple[TurnLists, dict[str, float], dict[str, dict]]:
-        """``(TurnLists without the hierarchy's turns, the expanded query, turn_details rows of the legs' turns)``;
-        re-raises a failed leg's error once every leg has ended."""
+    def result(self) -> WideLegs:
+        """``(TurnLists without the hierarchy's turns, the expanded query, turn_details rows of the legs' turns, the
+        memory's vocabulary)``; re-raises a failed leg's error once every leg has ended."""
         self.wait()
         turn_bm25, facts = self.turn_bm25.result(), self.facts.result()
-        expanded, turn_bm25_expanded = self.expanded.result()
+        expanded, turn_bm25_expanded, vocabulary = self.expanded.result()
         fact_bm25_scores: dict[str, float] = {}
         for hit in facts.bm25:  # best first: a turn keeps its best fact's score
             for turn_id in facts.turns.get(hit.id, []):
@@ -134,7 +138,7 @@ class _PendingLegs:
             fact_bm25_scores=fact_bm25_scores,
             turn_bm25_expanded=[h.id for h in turn_bm25_expanded],
         )
-        return lists, expanded, self.details.result()
+        return lists, expanded, self.details.result(), vocabulary
 
 
 class Retriever:
@@ -251,8 +255,7 @@ class Retriever:
         facts = self._hierarchy(memory_id, text, vector, cfg, analysis, lambda _: None)[2]
         sources = [source for source, _ in self._hierarchy_turns(facts).values()]
         legs = self._start_memory_wide_legs(memory_id, text, vector, analysis.persons).result()
-        vocabulary = self.store.vocabulary(memory_id)
-        candidates, rows, details = self._turn_candidates(memory_id, text, sources, analysis, legs, vocabulary)
+        candidates, rows, details = self._turn_candidates(memory_id, text, sources, analysis, legs)
         return [details[c]["dia_id"] for c in candidates], rows, analysis.query_type
 
     def _config(self, text: str, overrides: dict) -> SearchConfig:
@@ -468,7 +471,7 @@ class Retriever:
         facts: list[dict],
         cfg: SearchConfig,
         analysis: QueryAnalysis,
-        legs: tuple[TurnLists, dict[str, float], dict[str, dict]] | None,
+        legs: WideLegs | None,
     ) -> tuple[list[dict], np.ndarray | None]:
         """The turns to read, best first, as one-source "facts" for ``_turns``, and (learned ranker only) every
         candidate's P(evidence), for adaptive stopping. ``cfg.turn_ranker`` "learned": the learned turn ranker
@@ -479,9 +482,9 @@ class Retriever:
         probability: np.ndarray | None = None
         if cfg.turn_ranker == "learned":
             assert legs is not None, "query starts the memory-wide legs whenever the learned ranker runs"
-            vocabulary = self.store.vocabulary(memory_id)  # one check of it per query: word match, exact match
+            vocabulary = legs[3]  # checked once per query, by the expansion leg: word match, exact match
             candidates, rows, details = self._turn_candidates(
-                memory_id, text, [source for source, _ in hierarchy.values()], analysis, legs, vocabulary
+                memory_id, text, [source for source, _ in hierarchy.values()], analysis, legs
             )
             logits = self.turn_ranker.score(rows, analysis.query_type)
             probability = self.turn_ranker.probability(logits)
@@ -571,19 +574,20 @@ class Retriever:
         return _FactLegs(bm25, dense, {r["id"]: r["turns"] for r in rows})
 
     def _expanded_leg(self, memory_id: str, text: str, persons: list[str],
-                      pool: int) -> tuple[dict[str, float], list[Hit]]:  # fmt: skip
-        """The query expanded through the memory's vocabulary (word -> weight) and its weighted BM25 over turns."""
-        expanded = self.expander.expand(memory_id, text, persons)
-        return expanded, self.store.weighted_fulltext_search("Turn", memory_id, expanded, pool)
+                      pool: int) -> tuple[dict[str, float], list[Hit], Vocabulary]:  # fmt: skip
+        """The query expanded through the memory's vocabulary (word -> weight), its weighted BM25 over turns, and the
+        vocabulary (the turn ranker's word features read it too: one stamp check per query)."""
+        vocabulary = self.store.vocabulary(memory_id)
+        expanded = self.expander.expand(memory_id, text, persons, vocabulary)
+        return expanded, self.store.weighted_fulltext_search("Turn", memory_id, expanded, pool), vocabulary
 
     def _turn_candidates(self, memory_id: str, text: str, sources: list[dict], analysis: QueryAnalysis,
-                         legs: tuple[TurnLists, dict[str, float], dict[str, dict]],
-                         vocabulary: Vocabulary) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
+                         legs: WideLegs) -> tuple[list[str], np.ndarray, dict[str, dict]]:  # fmt: skip
         """Every leg's candidate turns, their ``FEATURES`` rows and their ``turn_details`` rows. ``sources``: the
         hierarchy's turns, best first (``fact_details`` source turns); the neighbours of the first
         ``NEIGHBOR_SOURCES`` join the candidates. ``legs``: ``_PendingLegs.result`` (with the details it fetched;
-        the other candidates' are fetched here). ``vocabulary``: the memory's (``GraphStore.vocabulary``)."""
-        wide, expanded, fetched = legs
+        the other candidates' are fetched here, and the memory's vocabulary)."""
+        wide, expanded, fetched, vocabulary = legs
         analysis.expansion = {word: round(weight, 4) for word, weight in expanded.items()}  # shown with the result
         lists = replace(wide, hierarchy=[source["id"] for source in sources])
         candidates = lists.candidates()

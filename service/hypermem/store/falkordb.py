@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ class _Literal:
 _VECTOR_MIN = 16  # a float list at least this long is a vector
 
 
-def _vector_text(vector: list[float]) -> str:
+def _vector_text(vector: Sequence[float]) -> str:
     """``vector`` as a Cypher list of float32 numbers, each the shortest decimal that reads back as the same float32
     (orjson's float32 writer: exact, ~4x faster than ``%.9g`` and ~10% shorter)."""
     return orjson.dumps(np.asarray(vector, dtype=np.float32), option=orjson.OPT_SERIALIZE_NUMPY).decode()
