@@ -20,7 +20,6 @@ from engines import INDEX_VARIANTS, engine_settings
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.model import VECTOR_INDEXES
 from hypermem.store import SchemaMismatch, open_store
 from hypermem.store.ordered_writes import OrderedWrites
 
@@ -717,9 +716,9 @@ def test_counts_read_every_label_through_its_own_index():
     assert "MATCH (n)" not in cypher
 
 
-def test_an_embedded_store_opened_without_vector_indexes_drops_them_and_answers_alike(tmp_path, embedder, corpus):
-    """``HYPERMEM_FALKORDB_VECTOR_INDEXES`` off (the default) on a store built with them: ``ensure_schema`` drops
-    the HNSW indexes (their memory is freed), readiness misses none, and every search is the exact top-k the
+def test_an_embedded_store_opened_without_vector_indexes_keeps_them_and_searches_exactly(tmp_path, embedder, corpus):
+    """``HYPERMEM_FALKORDB_VECTOR_INDEXES`` off (the default) on a store built with them: the HNSW indexes stay (a
+    process serving the store with them still finds them: readiness holds), and every search is the exact top-k the
     ANN approximated (the same ids here, scores to float32 rounding)."""
     docs, queries = corpus
     memory_id = "indexed"
@@ -727,12 +726,16 @@ def test_an_embedded_store_opened_without_vector_indexes_drops_them_and_answers_
         indexed.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
         indexed.write("write/turns", _turn_rows(memory_id, docs[:1000]))
         before = [indexed.vector_search("Turn", memory_id, q, K) for q in queries[:10]]
-        assert {(i["label"], i["property"]) for i in indexed.indexes() if i["type"] == "VECTOR"} == set(VECTOR_INDEXES)
-    with open_store(engine_settings("falkordb", tmp_path / "db")) as exact:
-        exact.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
-        assert [i for i in exact.indexes() if i["type"] == "VECTOR"] == []
-        assert exact.missing_vector_indexes() == []
-        after = [exact.vector_search("Turn", memory_id, q, K) for q in queries[:10]]
+        with open_store(engine_settings("falkordb", tmp_path / "db")) as exact:  # a CLI beside the server
+            exact.ensure_schema(EMBEDDING_MODEL, embedder.dimension)
+            statements: list[str] = []
+            seen = exact.run_cypher
+            exact.run_cypher = lambda cypher, params=None: statements.append(cypher) or seen(cypher, params)
+            after = [exact.vector_search("Turn", memory_id, q, K) for q in queries[:10]]
+            del exact.run_cypher
+            assert exact.missing_vector_indexes() == []
+        assert not [c for c in statements if "queryNodes" in c]  # exact scans only
+        assert indexed.missing_vector_indexes() == []  # still there for the process that uses them
     truth = np.argsort(-(queries[:10] @ docs[:1000].T), axis=1)[:, :K]
     assert [[int(h.id.rsplit("/", 1)[1]) for h in hits] for hits in after] == truth.tolist()
     assert [[h.id for h in hits] for hits in after] == [[h.id for h in hits] for hits in before]

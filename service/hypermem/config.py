@@ -64,7 +64,8 @@ class Settings(BaseSettings):
         description="Build HNSW vector indexes in the embedded FalkorDB. Off: every vector search is exact cosine over "
         "the memory's nodes (~1 us per node; a store-wide index's top-k is crowded by other memories anyway), and "
         "ingest skips the HNSW inserts (over 40% of the store's memory per fact, and a write cost that grows with "
-        "the store). On: for a store whose one memory holds tens of thousands of turns. Neo4j always indexes.",
+        "the store). On: for a store whose one memory holds tens of thousands of turns. Off leaves a store's existing "
+        "indexes in place (another process may use them; `hypermem reindex` rebuilds without). Neo4j always indexes.",
     )
 
     # --- models ------------------------------------------------------------------------

@@ -159,8 +159,8 @@ class GraphStore(ABC):
             raise SchemaMismatch(problem)
         self._create_indexes(dimension)
         self._drop_indexes(self.dialect.obsolete_index_statements())
-        if not self.vector_indexes:
-            self.drop_vector_indexes()  # a store built with them: their memory is freed
+        # Without vector_indexes a store's existing vector indexes are left alone (another process may serve the same
+        # store with them): they are not searched; ``drop_vector_indexes`` frees them.
         if not rows:
             self.query("schema/set_meta", embedding_model=embedding_model, dimension=dimension)
 

@@ -104,7 +104,7 @@ class FalkorDBStore(GraphStore):
         vector_indexes: bool = False, **kwargs,
     ):  # fmt: skip
         """``vector_indexes``: build the HNSW indexes (``Settings.falkordb_vector_indexes``); without them every
-        ``vector_search`` is exact over the memory, and an existing store's indexes are dropped at ``ensure_schema``."""
+        ``vector_search`` is exact over the memory (an existing store's indexes are kept, unsearched)."""
         super().__init__(**kwargs)
         self.vector_indexes = vector_indexes
         self.server = EmbeddedFalkorDB(Path(data_dir))
