@@ -252,3 +252,20 @@ def test_locomo_weekdays(hm_extractor):
     assert {(c, d, s): found.get((c, d, s)) for c, d, s, _ in LOCOMO_WEEKDAYS} == {
         (c, d, s): v for c, d, s, v in LOCOMO_WEEKDAYS
     }
+
+
+def test_a_sentence_reaches_a_bounded_window_around_its_phrase():
+    """A text without sentence breaks (a pasted blob) is read SENTENCE_WINDOW characters each side of a date phrase,
+    not whole for every phrase (quadratic: a 1 MB run of words with weekdays held an ingest for hours); a sentence
+    inside the window is unchanged, and the phrase's tense still comes from its own clause."""
+    from hypermem.dates import SENTENCE_WINDOW, date_lean, sentence_around
+
+    blob = ("the garden harvest tomato basil " * 400) + "we went hiking on monday " + ("pottery class storm " * 400)
+    start = blob.index("monday")
+    around = sentence_around(blob, start, start + 6)
+    assert len(around) == 2 * SENTENCE_WINDOW + 6 and "we went hiking on monday" in around
+    assert date_lean(blob, start, start + 6) is False  # "went": a story
+    text = "Hi! We are going hiking on Monday. It rained."
+    at = text.index("Monday")
+    assert sentence_around(text, at, at + 6) == " We are going hiking on Monday"
+    assert date_lean(text, at, at + 6) is True

@@ -166,11 +166,24 @@ def is_future(sentence: str) -> bool:
     return bool(_FUTURE.search(sentence))
 
 
+# A sentence reaches at most this many characters each side of a date phrase: a text without sentence breaks (a
+# pasted log, a 1 MB run of words) would otherwise be scanned whole for every phrase in it (quadratic: hours).
+SENTENCE_WINDOW = 1_000
+
+
 def sentence_around(text: str, start: int, end: int) -> str:
-    """The sentence of ``text`` holding the span ``start``..``end`` (bounded by . ! ? or a line break)."""
-    left = max(text.rfind(mark, 0, start) for mark in ".!?\n")
-    rights = [i for mark in ".!?\n" if (i := text.find(mark, end)) != -1]
-    return text[left + 1 : min(rights) if rights else len(text)]
+    """The sentence of ``text`` holding the span ``start``..``end`` (bounded by . ! ? or a line break, and by
+    ``SENTENCE_WINDOW`` characters each side of the span)."""
+    left, right = _sentence_bounds(text, start, end)
+    return text[left:right]
+
+
+def _sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence around ``text[start:end]`` begins and ends (``sentence_around``)."""
+    floor, ceiling = max(0, start - SENTENCE_WINDOW), min(len(text), end + SENTENCE_WINDOW)
+    left = max(text.rfind(mark, floor, start) for mark in ".!?\n")
+    rights = [i for mark in ".!?\n" if (i := text.find(mark, end, ceiling)) != -1]
+    return (left + 1 if left != -1 else floor), (min(rights) if rights else ceiling)
 
 
 def date_lean(text: str, start: int, end: int) -> bool | None:
@@ -184,7 +197,7 @@ def date_lean(text: str, start: int, end: int) -> bool | None:
     sentence = sentence_around(text, start, end)
     if not _NAMES_WEEKDAY.search(text, start, end):
         return is_future(sentence)
-    left = max(text.rfind(mark, 0, start) for mark in ".!?\n") + 1  # where the sentence begins in ``text``
+    left = _sentence_bounds(text, start, end)[0]  # where the sentence begins in ``text``
     sentence = sentence.replace("\u2019", "'")
     at, until = start - left, end - left
     cuts = [0, *sorted({c for m in _CLAUSE_BREAK.finditer(sentence) for c in (m.start(), m.end())}), len(sentence)]
