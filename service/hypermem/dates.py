@@ -194,10 +194,10 @@ def date_lean(text: str, start: int, end: int) -> bool | None:
     me luck", "how about Friday"), False for a story ("we went hiking on Sunday", "it was great", "-ed"),
     None for the present tense ("the festival is on Sunday") or no cue. Any other phrase: ``is_future``
     of its sentence."""
-    sentence = sentence_around(text, start, end)
+    left, right = _sentence_bounds(text, start, end)  # where the sentence begins and ends in ``text``
+    sentence = text[left:right]
     if not _NAMES_WEEKDAY.search(text, start, end):
         return is_future(sentence)
-    left = _sentence_bounds(text, start, end)[0]  # where the sentence begins in ``text``
     sentence = sentence.replace("\u2019", "'")
     at, until = start - left, end - left
     cuts = [0, *sorted({c for m in _CLAUSE_BREAK.finditer(sentence) for c in (m.start(), m.end())}), len(sentence)]

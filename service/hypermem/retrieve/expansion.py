@@ -97,7 +97,8 @@ class QueryExpander:
         """Each word's ``NEIGHBOURS`` in the memory's vocabulary. A word the dialogue uses is searched with its
         stored vector (no model call); the others take their vector from ``hypermem.vocabulary.word_vectors``
         (this process's cache, another memory's Term of the word, else the model)."""
-        vocabulary = vocabulary or self.store.vocabulary(memory_id)
+        if vocabulary is None:
+            vocabulary = self.store.vocabulary(memory_id)
         if not vocabulary.words:
             return {}
         unknown = [w for w in own if w not in vocabulary.rows]
