@@ -804,7 +804,7 @@ def doctor() -> None:
         summary.append(["store built with", f"{meta.get('embedding_model')} ({meta.get('dimension')} dimensions)"])
         summary.append(["memories", str(len(all_memories(store)))])
         summary.append(["vector search", "HNSW indexes" if store.vector_indexes else
-                        "exact cosine over the memory (no HNSW; HYPERMEM_FALKORDB_VECTOR_INDEXES=true builds them)"])  # fmt: skip
+                        "exact cosine over the memory (HNSW indexes not searched; HYPERMEM_FALKORDB_VECTOR_INDEXES=true builds and uses them)"])  # fmt: skip
         indexes = [[i["label"], i["property"], i["type"]]
                    for i in sorted(store.indexes(), key=lambda i: (i["label"], i["type"], i["property"]))]  # fmt: skip
     _show_table(console, "hypermem doctor", ["check", "value"], summary)
