@@ -358,7 +358,8 @@ def prepare_replay(template: Template, index: int) -> Replay:
 
 
 def write_replay(svc: MemoryService, prepared: Replay, batch: int) -> None:
-    """Write a prepared memory through ``GraphStore.write`` (``batch`` rows per statement), then its salience."""
+    """Write a prepared memory through ``GraphStore.write`` (``batch`` rows per statement), then its salience and
+    BM25 statistics."""
     store = svc.store
     saved = store.write_batch_size, store.vector_write_batch_size
     store.write_batch_size = store.vector_write_batch_size = batch
@@ -368,6 +369,7 @@ def write_replay(svc: MemoryService, prepared: Replay, batch: int) -> None:
     finally:
         store.write_batch_size, store.vector_write_batch_size = saved
     store.query("maintain/salience", memory_id=prepared.memory_id)
+    store.refresh_corpus_stats(prepared.memory_id)
 
 
 def template_index(template: Template) -> int:

@@ -18,7 +18,7 @@ from support.counting import CountingEmbedder
 from hypermem.ingest import pipeline
 from hypermem.ingest.locomo import conversation_from_record
 from hypermem.ingest.topics import TOPIC_CENTER_PRIOR
-from hypermem.model import Message
+from hypermem.model import SEARCH_LABELS, Message
 from hypermem.vocabulary import vocabulary
 
 
@@ -231,6 +231,16 @@ def _vectors(svc, memory_id: str) -> dict[tuple[str, str], list[float]]:
     return out
 
 
+def _stored_and_counted_corpus_stats(svc, memory_id: str) -> tuple[dict, dict]:
+    """A memory's ``CorpusStats`` as stored, and as counted over its nodes now: ``{label: {speaker: (docs, words)}}``."""
+    stored = {r["label"]: dict(zip(r["speakers"], zip(r["documents"], r["words"])))
+              for r in svc.store.query("retrieve/corpus_stats", memory_id=memory_id)}  # fmt: skip
+    counted = {label: {r["speaker"]: (r["documents"], r["words"])
+                       for r in svc.store.run_cypher(svc.store.dialect.fulltext_stats(label), {"memory_id": memory_id})}
+               for label in SEARCH_LABELS}  # fmt: skip
+    return stored, counted
+
+
 def test_an_edited_message_re_embeds_only_its_changed_texts(hm_service):
     """Re-ingesting a conversation with one line of a long message edited sends the model only the texts the
     memory holds no vector of (that turn, the passages holding the line), and stores exactly the vectors of an
@@ -263,10 +273,16 @@ def test_an_edited_message_re_embeds_only_its_changed_texts(hm_service):
     assert len(again) == len(set(again)) and set(again) - {"edited"} == expected
     assert f"assistant: {edited[-4].text}" in again and 2 <= len(set(again) - words) <= 4  # the turn, 1-3 passages
     assert _vectors(hm_service, "reuse") == _vectors(hm_service, "reuse-scratch")
+    before, counted = _stored_and_counted_corpus_stats(hm_service, "reuse")
+    assert (
+        before == counted and before["Turn"]["assistant"][0] >= 1 and sum(d for d, _ in before["Fact"].values()) > 10
+    )  # BM25's N, avgdl
 
     # the same words from another speaker are another text
     moved = Message("D1:3", "Omar", original[2].text, original[2].timestamp, original[2].session_id)
     assert ingest("reuse", [moved]) == [f"Omar: {original[2].text}"]
+    stored, counted = _stored_and_counted_corpus_stats(hm_service, "reuse")
+    assert stored == counted and stored["Turn"]["Omar"][0] == before["Turn"]["Omar"][0] + 1  # the edit reached them
 
 
 def test_a_failed_vocabulary_marks_no_session_and_the_next_ingest_completes_it(hm_service, monkeypatch):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from engines import ENGINES, engine_settings
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
@@ -144,3 +145,71 @@ def test_ties_are_ordered_by_id_whatever_order_the_engine_returned_them_in():
     first = bm25.score("kite", matches, stats)
     assert [doc for doc, _ in first] == ["d", "a", "b", "c"]
     assert bm25.score("kite", list(reversed(matches)), stats) == first
+
+
+@pytest.fixture(params=ENGINES)
+def stats_store(request, tmp_path, embedder):
+    settings = engine_settings(request.param, tmp_path / "db")
+    with open_store(settings) as store:
+        store.ensure_schema(settings.embedding_model, embedder.dimension)
+        store.delete_memory(STATS_MEMORY)
+        yield store
+        store.delete_memory(STATS_MEMORY)
+
+
+STATS_MEMORY = "bm25-stats"
+
+
+def _stats_turns(embedder: Embedder, turns: list[tuple[str, str]], start: int) -> list[dict]:
+    return [{**r, "memory_id": STATS_MEMORY, "id": r["id"].replace(MEMORY, STATS_MEMORY)}
+            for r in _rows(embedder, turns, start)]  # fmt: skip
+
+
+def _stats_rows(store) -> dict[str, tuple[list, list, list]]:
+    rows = store.query("retrieve/corpus_stats", memory_id=STATS_MEMORY)
+    return {r["label"]: (list(r["speakers"]), list(r["documents"]), list(r["words"])) for r in rows}
+
+
+def test_corpus_stats_nodes_count_the_memory_and_rank_as_counting_it_now(stats_store, embedder):
+    """``refresh_corpus_stats`` writes each searched label's N, Σ|d| and documents per speaker to one node per
+    (memory, label); a search reads them there and ranks as bm25s does, before and after more writes; the nodes go
+    with their memory."""
+    store = stats_store
+    store.write("write/turns", _stats_turns(embedder, FIRST, 0))
+    store.refresh_corpus_stats(STATS_MEMORY)
+    stats = _stats_rows(store)
+    assert set(stats) == {"Turn", "Episode", "Topic", "Fact"}
+    speakers, documents, words = stats["Turn"]
+    per_speaker = {s: (d, w) for s, d, w in zip(speakers, documents, words)}
+    # Alice: 10 + 5 words of text, Bob: 11 + 6, each turn + 1 for its speaker's name
+    assert per_speaker == {"Alice": (2, 10 + 5 + 2), "Bob": (2, 11 + 6 + 2)}
+    assert stats["Fact"] == stats["Episode"] == stats["Topic"] == ([], [], [])
+
+    expected = {k.replace(MEMORY, STATS_MEMORY): v for k, v in _expected(FIRST).items()}
+    store._stats_cache.clear()
+    store._ranking_cache.clear()
+    assert {h.id: h.score for h in store.fulltext_search("Turn", STATS_MEMORY, QUERY, 10)} == pytest.approx(
+        expected, rel=1e-5
+    )
+
+    store.write("write/turns", _stats_turns(embedder, LATER, len(FIRST)))
+    store.refresh_corpus_stats(STATS_MEMORY)
+    after = {k.replace(MEMORY, STATS_MEMORY): v for k, v in _expected(FIRST + LATER).items()}
+    assert {h.id: h.score for h in store.fulltext_search("Turn", STATS_MEMORY, QUERY, 10)} == pytest.approx(
+        after, rel=1e-5
+    )
+    assert sum(_stats_rows(store)["Turn"][1]) == 6
+
+    store.delete_memory(STATS_MEMORY)
+    assert _stats_rows(store) == {}
+
+
+def test_ensure_corpus_stats_counts_a_store_built_before_them_once(stats_store, embedder):
+    store = stats_store
+    store.write("write/turns", _stats_turns(embedder, FIRST, 0))
+    store.run_cypher("MATCH (m:StoreMeta {id: 'meta'}) SET m.corpus_stats = null")
+    assert _stats_rows(store) == {}
+    counted = store.ensure_corpus_stats()
+    assert counted == len(store.memory_ids()) >= 1
+    assert sum(_stats_rows(store)["Turn"][1]) == 4
+    assert store.ensure_corpus_stats() == 0  # recorded in the store's meta

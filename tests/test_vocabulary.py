@@ -108,6 +108,28 @@ def test_a_processs_copy_of_a_vocabulary_follows_the_store(vocabulary_store, hm_
         other.close()
 
 
+def test_a_vocabulary_new_to_the_process_loads_in_one_statement_with_its_stamp(vocabulary_store, monkeypatch):
+    """A memory this process holds no copy of is loaded by one statement, which also gives the copy the stamp
+    (Term count, generation) the next lookup checks: that one then reads the stamp only and keeps the copy."""
+    from hypermem.store.vocabulary_matrix import VocabularyMatrices
+
+    store, embedder = vocabulary_store.store, vocabulary_store.embedder
+    add_words(store, embedder, "one", ["A kiln, a teapot and a glaze."])
+    stamp = store.query("retrieve/vocabulary_stamp", memory_id="one")[0]
+    asked: list[str] = []
+    query = store.query
+    monkeypatch.setattr(store, "query", lambda name, **params: asked.append(name) or query(name, **params))
+    matrices = VocabularyMatrices()
+    first = matrices.get(store, "one")
+    assert asked == ["retrieve/vocabulary_terms"]  # the word vectors: this process's (add_words embedded them)
+    assert (first.count, first.generation) == (stamp["words"], stamp["generation"]) == (3, stamp["generation"])
+    assert set(first.words) == {"kiln", "teapot", "glaze"}
+    assert matrices.get(store, "one") is first and asked[1:] == ["retrieve/vocabulary_stamp"]
+    empty = matrices.get(store, "never-ingested")
+    assert (empty.words, empty.count, empty.generation) == ((), 0, None)
+    assert matrices.get(store, "never-ingested") is empty  # the stamp of no Term: (0, None)
+
+
 def test_a_words_vector_is_the_same_alone_and_in_any_batch(hm_service):
     """Word reuse across memories is exact only if ``encode`` is: a word's vector alone, in a sorted batch, in a
     shuffled batch padded beside a long text, and on the one-thread model are equal bit for bit (minilm-int8)."""

@@ -29,3 +29,5 @@ UNION ALL
 MATCH (n:MemoryLock) WHERE n.memory_id = $memory_id RETURN 'MemoryLock' AS label, count(n) AS count
 UNION ALL
 MATCH (n:Term) WHERE n.memory_id = $memory_id RETURN 'Term' AS label, count(n) AS count
+UNION ALL
+MATCH (n:CorpusStats) WHERE n.memory_id = $memory_id RETURN 'CorpusStats' AS label, count(n) AS count

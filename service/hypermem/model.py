@@ -24,6 +24,7 @@ FactKind = Literal["fact", "passage"]
 LABELS = (
     "Turn", "Episode", "Topic", "Fact", "Element", "Person", "Time", "Location", "Hyperedge",
     "IngestState", "IngestJob", "QueryRecord", "MemoryOwner", "ApiKey", "MemoryLock", "Term", "WordVector",
+    "CorpusStats",
 )  # fmt: skip
 SEARCH_LABELS = ("Turn", "Episode", "Topic", "Fact")  # full-text indexed, and vector indexed below
 # (label, property) pairs that carry a vector index. ``embedding`` holds the propagated vector

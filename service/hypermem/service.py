@@ -42,6 +42,7 @@ class MemoryService:
         single_thread_blas()  # BLAS workers spinning beside the server and the model cost a core (hypermem.cpu)
         self.store.ensure_schema(settings.embedding_model, embedder.dimension)
         ensure_vocabulary(self.store, embedder)
+        self.store.ensure_corpus_stats()
         space_out_collections()  # full collections walking the loaded modules were the queries' latency tail
 
     @classmethod

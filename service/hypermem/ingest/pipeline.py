@@ -403,6 +403,7 @@ class Ingestor:
             store.write("write/episode_embeddings", plan.episode_embeddings)
             self._prune(store, memory_id)
             store.query("maintain/salience", memory_id=memory_id)
+            store.statements(self.store.corpus_stats_statements(memory_id))  # BM25's N and avgdl, before the marks
             words.result()
             store.write("ingest/mark_sessions", plan.session_marks)
         if progress is not None:

@@ -10,10 +10,10 @@ variant of Lucene 8+ and ``bm25s``, k1 = 1.5, b = 0.75):
 Documents are a node's ``speaker`` (Turn nodes; empty elsewhere) and ``text``. The analyzer is
 ``bm25s``'s: lowercase, words of two or more word characters, its English stop words, Snowball
 English stems (PyStemmer); |d| counts a document's analyzed terms. N, the mean words per document
-and the speaker counts come from one aggregate over the memory (avgdl is that mean times the
-matched documents' analyzed terms per word); df counts the matched documents, which is exact because every
-document holding a query term matches the OR query. So scores follow the graph under incremental
-ingest and with other processes writing, with no statistics kept anywhere else.
+and the speaker counts are the memory's ``CorpusStats`` nodes' (one per searched label, counted over the memory by
+every ingest after its writes: ``GraphStore.refresh_corpus_stats``; avgdl is that mean times the matched documents'
+analyzed terms per word); df counts the matched documents, which is exact because every document holding a query
+term matches the OR query. So scores follow the graph under incremental ingest and with other processes writing.
 """
 
 from __future__ import annotations

@@ -137,13 +137,30 @@ class Dialect(ABC):
         )
 
     def fulltext_stats(self, label: str) -> str:
-        """BM25 statistics of one memory's ``label`` nodes, per speaker. Params: memory_id.
-        Returns speaker ('' when absent), documents, words (Σ whitespace-separated words of speaker and text)."""
+        """BM25 statistics of one memory's ``label`` nodes, per speaker, counted now (a memory without
+        ``CorpusStats``). Params: memory_id. Returns speaker ('' when absent), documents, words (Σ whitespace-separated
+        words of speaker and text)."""
+        return f"{self._corpus_aggregate(label)} RETURN speaker, documents, words"
+
+    def corpus_stats_refresh(self, label: str) -> str:
+        """Count one memory's BM25 statistics of ``label`` (``fulltext_stats``) into its ``CorpusStats`` node, as
+        aligned lists per speaker (empty when the memory has no such node). Params: memory_id, id."""
+        label = _checked_label(label)
+        return (
+            f"{self._corpus_aggregate(label)} "
+            "WITH collect(speaker) AS speakers, collect(documents) AS documents, collect(words) AS words "
+            "MERGE (s:CorpusStats {id: $id}) "
+            f"SET s.memory_id = $memory_id, s.label = '{label}', s.speakers = speakers, s.documents = documents, "
+            "s.words = words"
+        )
+
+    @staticmethod
+    def _corpus_aggregate(label: str) -> str:
         label = _checked_label(label)
         return (
             f"MATCH (node:{label}) WHERE node.memory_id = $memory_id AND node.text IS NOT NULL "
             "WITH coalesce(node.speaker, '') AS speaker, node "
-            "RETURN speaker, count(node) AS documents, "
+            "WITH speaker, count(node) AS documents, "
             "sum(size(split(node.text, ' ')) + CASE WHEN speaker = '' THEN 0 ELSE size(split(speaker, ' ')) END) AS words"
         )
 

@@ -54,3 +54,9 @@ def word_vector_id(embed_key: str) -> str:
     ``"~word/" + embed_key`` (``Embedder.text_key``: 32 hex digits; ``~`` is in no memory id, so the id is no
     memory's)."""
     return f"~word/{embed_key}"
+
+
+def corpus_stats_id(memory_id: str, label: str) -> str:
+    """The unique ``id`` of a memory's ``CorpusStats`` node of a searched label (``GraphStore.refresh_corpus_stats``):
+    ``"{memory_id}/corpus_stats/{label}"``."""
+    return f"{memory_id}/corpus_stats/{label}"

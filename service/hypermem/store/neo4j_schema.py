@@ -113,8 +113,13 @@ def node_classes(dimension: int) -> list[type[StructuredNode]]:
 
         embedding_b64 = StringProperty()  # base64 float32 (store.packed), searched in-process
 
+    class CorpusStats(Node):
+        """One memory's BM25 statistics of one searched label (``GraphStore.refresh_corpus_stats``)."""
+
+        label = StringProperty()
+
     classes = [Turn, Episode, Topic, Fact, Element, Person, Time, Location, Hyperedge, IngestState,
-               IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock, Term, WordVector]  # fmt: skip
+               IngestJob, QueryRecord, MemoryOwner, ApiKey, MemoryLock, Term, WordVector, CorpusStats]  # fmt: skip
     assert tuple(cls.__label__ for cls in classes) == LABELS
     return classes
 

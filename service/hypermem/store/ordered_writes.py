@@ -49,6 +49,11 @@ class OrderedWrites:
         for cypher, batch in self.store.write_statements(name, rows, **params):
             self._submit(cypher, batch)
 
+    def statements(self, statements: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Statements made by the store (``(cypher, params)``, e.g. ``GraphStore.corpus_stats_statements``), in order."""
+        for cypher, params in statements:
+            self._submit(cypher, params)
+
     def wait(self, raise_failure: bool = True) -> None:
         """Wait for every statement submitted; raise the first failure (with ``raise_failure``). The writer
         thread ends."""

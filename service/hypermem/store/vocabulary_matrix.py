@@ -7,9 +7,10 @@ LoCoMo conversation: 1.6–2.7 MB of float32 at 384 dimensions), so ``Vocabulary
 queried memory's Term vectors as one unit-row matrix, and a lookup is one matrix product.
 
 The matrix is loaded once per process: the memory's words and the keys of their store-wide vectors, and only the
-vectors this process does not hold yet (``store.word_vectors``: words recur across memories). It is
-checked against the store at every lookup by the memory's stamp (one indexed count, ~0.4 ms): how many
-Terms it has, and their ``generation``, a random id the first Terms of a memory get (``hypermem.vocabulary``).
+vectors this process does not hold yet (``store.word_vectors``: words recur across memories), in one statement that
+also gives the copy its stamp. Later lookups check it against the store by the memory's stamp (one indexed count,
+~0.4 ms): how many Terms it has, and their ``generation``, a random id the first Terms of a memory get
+(``hypermem.vocabulary``).
 More Terms of the same generation load only the new words (a streaming ingest into the queried memory);
 any other change (a memory deleted and built again, a reindex) loads the matrix again, so a lookup never
 returns a word the store no longer holds for that memory.
@@ -106,29 +107,39 @@ class VocabularyMatrices:
         self._lock = threading.Lock()
 
     def get(self, store: GraphStore, memory_id: str) -> Vocabulary:
-        """The memory's vocabulary: checked by its stamp (``retrieve/vocabulary_stamp``), loaded or extended when
-        the store holds other Terms than the cached ones (``retrieve/vocabulary_terms``). Raises ``StoreError``."""
-        stamp = store.query("retrieve/vocabulary_stamp", memory_id=memory_id)
-        count, generation = (int(stamp[0]["words"]), stamp[0]["generation"]) if stamp else (0, None)
+        """The memory's vocabulary: loaded whole when this process holds no copy (``retrieve/vocabulary_terms``, one
+        statement: no stamp first), else checked by its stamp (``retrieve/vocabulary_stamp``) and extended or loaded
+        again when the store holds other Terms than the cached ones. Raises ``StoreError``."""
         with self._lock:
             cached = self._cached.get(memory_id)
-        if cached is not None and (cached.count, cached.generation) == (count, generation):
-            vocabulary = cached
-        elif count == 0:
-            vocabulary = _vocabulary([], np.zeros((0, 0), dtype=np.float32), 0, generation)
+        if cached is None:
+            terms = store.query("retrieve/vocabulary_terms", memory_id=memory_id, known=[])[0]
+            vocabulary = _vocabulary(*_term_vectors(store, terms), len(terms["words"]), terms["generation"])
         else:
-            grows = cached is not None and cached.generation == generation and cached.count < count
-            known = list(cached.words) if grows and cached is not None else []
-            words, vectors = _term_vectors(
-                store, store.query("retrieve/vocabulary_terms", memory_id=memory_id, known=known)[0]
-            )
-            if grows and cached is not None:
-                words = list(cached.words) + words
-                vectors = np.vstack([cached.vectors, vectors]) if len(vectors) else cached.vectors
-            vocabulary = _vocabulary(words, vectors, count, generation)
+            vocabulary = self._checked(store, memory_id, cached)
         with self._lock:
             self._cached[memory_id] = vocabulary
             self._cached.move_to_end(memory_id)
             while len(self._cached) > 1 and sum(len(v.words) for v in self._cached.values()) > self.max_words:
                 self._cached.popitem(last=False)
         return vocabulary
+
+    @staticmethod
+    def _checked(store: GraphStore, memory_id: str, cached: Vocabulary) -> Vocabulary:
+        """``cached`` when the memory's stamp matches it; its words plus the new ones when the store holds more Terms
+        of its generation (a streaming ingest into the queried memory); else the vocabulary loaded again."""
+        stamp = store.query("retrieve/vocabulary_stamp", memory_id=memory_id)
+        count, generation = (int(stamp[0]["words"]), stamp[0]["generation"]) if stamp else (0, None)
+        if (cached.count, cached.generation) == (count, generation):
+            return cached
+        if count == 0:
+            return _vocabulary([], np.zeros((0, 0), dtype=np.float32), 0, generation)
+        grows = cached.generation == generation and cached.count < count
+        known = list(cached.words) if grows else []
+        words, vectors = _term_vectors(
+            store, store.query("retrieve/vocabulary_terms", memory_id=memory_id, known=known)[0]
+        )
+        if grows:
+            words = list(cached.words) + words
+            vectors = np.vstack([cached.vectors, vectors]) if len(vectors) else cached.vectors
+        return _vocabulary(words, vectors, count, generation)
