@@ -83,6 +83,7 @@ from hypermem.eval.dataset import load_questions
 from hypermem.eval.metrics import percentile
 from hypermem.ingest.locomo import Conversation, Message, load_locomo
 from hypermem.service import MemoryService
+from hypermem.store import bm25
 from hypermem.store.embedded import EmbeddedFalkorDB
 from hypermem.store.falkordb import FalkorDBStore, _cypher_literal, _Literal
 
@@ -180,7 +181,10 @@ class Variant:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: v if k in PACKED_VECTORS else self.row(v) for k, v in value.items()}
+            row = {k: v if k in PACKED_VECTORS else self.row(v) for k, v in value.items()}
+            if "terms" in row:  # a searched node's analysed text: of the renamed text
+                row.update(bm25.stored_analysis(row["text"]))
+            return row
         if isinstance(value, list):
             if value and type(value[0]) is float:
                 return value

@@ -161,7 +161,9 @@ STATS_MEMORY = "bm25-stats"
 
 
 def _stats_turns(embedder: Embedder, turns: list[tuple[str, str]], start: int) -> list[dict]:
-    return [{**r, "memory_id": STATS_MEMORY, "id": r["id"].replace(MEMORY, STATS_MEMORY)}
+    """Turns of ``STATS_MEMORY`` as an ingest writes them: with their text's stored analysis (``terms``, ``words``),
+    which a search scores instead of the text (``_rows`` leaves it out, as an ingest before it did)."""
+    return [{**r, "memory_id": STATS_MEMORY, "id": r["id"].replace(MEMORY, STATS_MEMORY), **bm25.stored_analysis(r["text"])}
             for r in _rows(embedder, turns, start)]  # fmt: skip
 
 
@@ -172,8 +174,8 @@ def _stats_rows(store) -> dict[str, tuple[list, list, list]]:
 
 def test_corpus_stats_nodes_count_the_memory_and_rank_as_counting_it_now(stats_store, embedder):
     """``refresh_corpus_stats`` writes each searched label's N, Σ|d| and documents per speaker to one node per
-    (memory, label); a search reads them there and ranks as bm25s does, before and after more writes; the nodes go
-    with their memory."""
+    (memory, label); a search reads them there, scores the nodes' stored analysis (the engine returns no text) and
+    ranks as bm25s does, before and after more writes; the nodes go with their memory."""
     store = stats_store
     store.write("write/turns", _stats_turns(embedder, FIRST, 0))
     store.refresh_corpus_stats(STATS_MEMORY)
@@ -188,6 +190,10 @@ def test_corpus_stats_nodes_count_the_memory_and_rank_as_counting_it_now(stats_s
     expected = {k.replace(MEMORY, STATS_MEMORY): v for k, v in _expected(FIRST).items()}
     store._stats_cache.clear()
     store._ranking_cache.clear()
+    matches = store.run_cypher(store.dialect.fulltext("Turn"), {
+        "text": store.dialect.fulltext_text(bm25.query_words(QUERY), STATS_MEMORY), "memory_id": STATS_MEMORY,
+        "limit": 10})  # fmt: skip
+    assert len(matches) == 4 and all(m["text"] is None and m["terms"].startswith("today ") for m in matches)
     assert {h.id: h.score for h in store.fulltext_search("Turn", STATS_MEMORY, QUERY, 10)} == pytest.approx(
         expected, rel=1e-5
     )

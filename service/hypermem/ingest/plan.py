@@ -31,6 +31,7 @@ from hypermem.ingest.segment_hyperedges import Segment, segment_hyperedge_rows
 from hypermem.ingest.topics import TopicAssigner, TopicState, assign_topics, topic_rows
 from hypermem.ingest.turns import session_hash
 from hypermem.model import Element, Episode, Fact, Turn, as_row, node_id
+from hypermem.store import bm25
 from hypermem.store.ids import key
 
 
@@ -116,12 +117,14 @@ def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHyper
     )
     return WritePlan(
         sessions=[s.session for s in sessions],
-        turns=[_turn_row(turn, s.turns[i - 1] if i else None) for s in sessions for i, turn in enumerate(s.turns)],
+        turns=_searchable(
+            [_turn_row(turn, s.turns[i - 1] if i else None) for s in sessions for i, turn in enumerate(s.turns)]
+        ),
         elements=[as_row(e) for e in {k: e for s in sessions for k, e in s.element_nodes.items()}.values()],
-        episodes=[episode_row(e, s.turns, new_vectors[e.id]) for s in sessions for e in s.episodes],
-        facts=[fact_row(f, fact_vectors[f.id]) for f in facts],
+        episodes=_searchable([episode_row(e, s.turns, new_vectors[e.id]) for s in sessions for e in s.episodes]),
+        facts=_searchable([fact_row(f, fact_vectors[f.id]) for f in facts]),
         hyperedges=[row for _, row in episode_edges] + segments,
-        topics=topics,
+        topics=_searchable(topics),
         topic_hyperedges=topic_edges,
         episode_embeddings=[{"id": k, "embedding": v.tolist()} for k, v in episode_vectors.items()],
         session_marks=[
@@ -134,6 +137,14 @@ def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHyper
             for s in sessions
         ],
     )
+
+
+def _searchable(rows: list[dict]) -> list[dict]:
+    """``rows`` of full-text searched nodes, each given the ``terms`` and ``words`` of its ``text``
+    (``bm25.stored_analysis``): a search scores the node from them, not from its text."""
+    for row in rows:
+        row.update(bm25.stored_analysis(row["text"]))
+    return rows
 
 
 def _turn_row(turn: Turn, previous: Turn | None) -> dict:

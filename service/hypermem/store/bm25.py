@@ -46,13 +46,24 @@ def _stem(words: list[str]) -> list[str]:
     return stemmer.stemWords(words)
 
 
+def _analyze(text: str) -> tuple[str, ...]:
+    return tuple(_stem([w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]))
+
+
 @lru_cache(maxsize=ANALYZED_CACHE)
 def analyze(text: str) -> tuple[str, ...]:
     """BM25 terms of ``text``: lowercase words (2+ word characters) minus English stop words, stemmed.
 
-    Cached: the same stored texts are scored again by every query that matches them.
+    Cached: the same texts are analyzed again by every query that holds them.
     """
-    return tuple(_stem([w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]))
+    return _analyze(text)
+
+
+def stored_analysis(text: str) -> dict[str, str | int]:
+    """What an ingest stores beside a searched node's ``text`` so that a search scores it without analyzing it
+    (the node's ``terms`` and ``words`` properties): ``{"terms": its BM25 terms joined by spaces, "words": its
+    whitespace-separated words}``. Not cached: every ingested text is new."""
+    return {"terms": " ".join(_analyze(text)), "words": len(text.split(" "))}
 
 
 def query_words(text: str, limit: int = MAX_QUERY_WORDS) -> list[str]:
@@ -95,8 +106,20 @@ def _document(speaker: str, text: str) -> tuple[tuple[str, ...], tuple[str, ...]
     return analyze(text), analyze(speaker), doc_length(speaker, text)
 
 
+def _matched(match: dict) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """``_document`` of a match: from the ``terms`` and ``words`` its node stores (``stored_analysis``), else
+    (a node an ingest wrote before them) from its ``text``."""
+    speaker = match.get("speaker") or ""
+    terms = match.get("terms")
+    if terms is None:
+        return _document(speaker, match.get("text") or "")
+    names = analyze(speaker)
+    return tuple(terms.split()), names, int(match["words"]) + (len(speaker.split(" ")) if speaker else 0)
+
+
 def score(query: str, matches: Iterable[dict], stats: CorpusStats) -> list[tuple[str, float]]:
-    """BM25 of each matched ``{"id", "speaker", "text"}`` for ``query``: ``[(id, score)]``, best first, score > 0.
+    """BM25 of each matched ``{"id", "speaker", "terms", "words"}`` (or ``"text"`` instead of the last two: a node
+    stored without them) for ``query``: ``[(id, score)]``, best first, score > 0.
 
     Ties are ordered by id, so a ranking never depends on the order the engine returned its matches in
     (it differs between a process that just wrote the index and one that opened it). df(t) = matched documents whose text holds t and whose
@@ -119,7 +142,7 @@ def weighted_score(
     df: dict[str, int] = {}
     words = tokens = 0
     for match in matches:  # plain dicts, not Counters: this loop runs for every match of every search
-        text_terms, name_terms, n_words = _document(match.get("speaker") or "", match["text"] or "")
+        text_terms, name_terms, n_words = _matched(match)
         tf: dict[str, int] = {}
         for t in text_terms:
             if t in terms:

@@ -129,11 +129,13 @@ class Dialect(ABC):
 
     def fulltext(self, label: str) -> str:
         """Every node of one memory matching the full-text query. Params: text, memory_id, limit.
-        Returns id, speaker ('' when absent), text."""
+        Returns id, speaker ('' when absent), terms and words (``bm25.stored_analysis``; null on a node written
+        before them), and text only where terms is null (a search then analyzes it)."""
         label = _checked_label(label)
         return (
             f"{self._fulltext_call(label)} WITH node WHERE node.memory_id = $memory_id "
-            "RETURN node.id AS id, coalesce(node.speaker, '') AS speaker, node.text AS text LIMIT $limit"
+            "RETURN node.id AS id, coalesce(node.speaker, '') AS speaker, node.terms AS terms, node.words AS words, "
+            "CASE WHEN node.terms IS NULL THEN node.text END AS text LIMIT $limit"
         )
 
     def fulltext_stats(self, label: str) -> str:
@@ -161,7 +163,8 @@ class Dialect(ABC):
             f"MATCH (node:{label}) WHERE node.memory_id = $memory_id AND node.text IS NOT NULL "
             "WITH coalesce(node.speaker, '') AS speaker, node "
             "WITH speaker, count(node) AS documents, "
-            "sum(size(split(node.text, ' ')) + CASE WHEN speaker = '' THEN 0 ELSE size(split(speaker, ' ')) END) AS words"
+            "sum(coalesce(node.words, size(split(node.text, ' '))) "
+            "+ CASE WHEN speaker = '' THEN 0 ELSE size(split(speaker, ' ')) END) AS words"
         )
 
 
