@@ -50,6 +50,7 @@ STAGES = {
     "_build_episodes": "episodes: segment + describe",
     "_build_facts": "facts: extract",
     "_embed_facts": "facts: vectors",
+    "_take_titles": "episodes: titles, wait (worker process)",
     "add_words": "vocabulary: new words (beside the rest)",
     "_plan": "plan: topics, segments, propagation",
     "_write": "write (incl. supersession, salience)",

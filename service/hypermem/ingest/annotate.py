@@ -7,6 +7,9 @@ the embedding beside them 6.4-7.2 s on a thread against 5.9 s with them in a pro
 alone). So a large ingest sends them to one worker process, started on first use and reused by
 every later ingest of this process (``bench/bench_ingest.py`` measures the effect).
 
+Once the turns are annotated the worker's core would idle, so an ingest also sends it the episode titles (YAKE
+over each episode's turns: three quarters of the ingest's own Python time on LoCoMo) and builds the facts meanwhile.
+
 Small ingests (fewer than ``WORKER_MIN_TEXTS`` texts, e.g. a live message) run in-process: they
 would not gain, and the first one would wait for the worker to start (spaCy loads in seconds).
 A worker that dies is replaced, and the work it had is redone in-process, so nothing is lost.
@@ -15,6 +18,7 @@ A worker that dies is replaced, and the work it had is redone in-process, so not
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import multiprocessing
 import os
@@ -26,6 +30,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from hypermem.cpu import freeze_loaded_objects, space_out_collections
 from hypermem.ingest.elements import ElementExtractor, TurnElements
@@ -35,6 +40,9 @@ from hypermem.ingest.priority import lower_process_priority
 log = logging.getLogger(__name__)
 
 WORKER_MIN_TEXTS = 64  # fewer turns than this are annotated in-process
+
+WORKER_MIN_KEYPHRASE_JOBS = 16  # fewer episode titles than this are made in-process
+T = TypeVar("T")
 
 _worker: dict[str, tuple[ElementExtractor, KeywordExtractor]] = {}  # in the worker: spaCy model -> extractors
 
@@ -90,16 +98,46 @@ class Annotator:
         keyword_texts: list[str],
         keyword_count: int,
     ) -> Future[Annotation]:
-        args = (self.spacy_model, texts, bases, speakers, keyword_texts, keyword_count)
-        if len(texts) >= WORKER_MIN_TEXTS:
+        return self._run(annotate, (self.spacy_model, texts, bases, speakers, keyword_texts, keyword_count),
+                         large=len(texts) >= WORKER_MIN_TEXTS)  # fmt: skip
+
+    def submit_keyphrases(
+        self, jobs: list[tuple[str, frozenset[str]]], count: int, local: KeywordExtractor
+    ) -> Future[list[list[str]]]:
+        """``[local.top(text, count, exclude) for text, exclude in jobs]`` (episode titles), in the worker process
+        when there are at least ``WORKER_MIN_KEYPHRASE_JOBS`` (it is idle once the turns are annotated; this
+        process goes on with the facts meanwhile), else with ``local`` here."""
+        if len(jobs) < WORKER_MIN_KEYPHRASE_JOBS:
+            return self._run(local_keyphrases, (local, jobs, count), large=False)
+        return self._run(keyphrases, (jobs, count), large=True)
+
+    def _run(self, function: Callable[..., T], args: tuple, *, large: bool) -> Future[T]:
+        """``function(*args)`` in the worker process when ``large`` (in-process if the worker is unavailable or dies
+        under it), else here, now."""
+        if large:
             try:
-                return _fallback_on_break(_pool(self.nice).submit(annotate, *args), lambda: annotate(*args))
+                return _fallback_on_break(_pool(self.nice).submit(function, *args), lambda: function(*args))
             except (BrokenProcessPool, RuntimeError) as exc:  # the pool broke before this call
                 log.warning("annotation worker unavailable (%s); annotating in-process", exc)
                 _reset_pool()
-        local: Future[Annotation] = Future()
-        local.set_result(annotate(*args))
+        local: Future[T] = Future()
+        local.set_result(function(*args))
         return local
+
+
+def keyphrases(jobs: list[tuple[str, frozenset[str]]], count: int) -> list[list[str]]:
+    """The top ``count`` keyphrases of each ``(text, exclude)`` (``KeywordExtractor.top``), with this process's
+    uncached extractor (the worker's)."""
+    return local_keyphrases(_keyphrase_extractor(), jobs, count)
+
+
+@functools.cache
+def _keyphrase_extractor() -> KeywordExtractor:
+    return KeywordExtractor(cache_size=0)
+
+
+def local_keyphrases(keywords: KeywordExtractor, jobs: list[tuple[str, frozenset[str]]], count: int) -> list[list[str]]:
+    return [keywords.top(text, count, exclude) for text, exclude in jobs]
 
 
 _lock = threading.Lock()
@@ -150,11 +188,11 @@ def _shutdown() -> None:
     _reset_pool()
 
 
-def _fallback_on_break(future: Future[Annotation], redo: Callable[[], Annotation]) -> Future[Annotation]:
+def _fallback_on_break(future: Future[T], redo: Callable[[], T]) -> Future[T]:
     """``future``, or when the worker dies under it, a future of ``redo()`` run in-process."""
-    out: Future[Annotation] = Future()
+    out: Future[T] = Future()
 
-    def settle(done: Future[Annotation]) -> None:
+    def settle(done: Future[T]) -> None:
         if done.cancelled() or isinstance(done.exception(), BrokenProcessPool):
             log.warning("annotation worker died; annotating in-process")
             _reset_pool()

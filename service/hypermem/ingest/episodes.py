@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.passages import prose_of
 from hypermem.model import Turn
 
 SUMMARY_TURNS = 2
+TITLE_KEYPHRASES = 3
 SUMMARY_TURN_CHARS = 240
 TITLE_TURN_CHARS = 2_000  # keyword extraction reads at most this much prose of each turn (long turns: code, logs)
 
@@ -25,16 +25,25 @@ def centroid(vectors: np.ndarray) -> np.ndarray:
     return mean / norm if norm else mean
 
 
-def describe(turns: list[Turn], vectors: np.ndarray, keywords: KeywordExtractor) -> tuple[str, str]:
-    """``(title, summary)`` of an episode from its turns and their unit vectors ``(n, d)``."""
+def title_input(turns: list[Turn]) -> tuple[str, frozenset[str]]:
+    """What an episode's title is made from: ``(text, exclude)`` for ``KeywordExtractor.top``: its turns' prose (at
+    most ``TITLE_TURN_CHARS`` of each) and the words no title phrase may hold (speakers and their nicknames, "mel")."""
     names = {t.speaker.lower() for t in turns}
-    exclude = frozenset(names | {name[:3] for name in names})  # speakers and nicknames ("mel")
-    words = " ".join(prose_of(t.text)[:TITLE_TURN_CHARS] for t in turns)
-    title = ", ".join(keywords.top(words, 3, exclude)) or turns[0].text[:60]
+    exclude = frozenset(names | {name[:3] for name in names})
+    return " ".join(prose_of(t.text)[:TITLE_TURN_CHARS] for t in turns), exclude
+
+
+def title(keyphrases: list[str], turns: list[Turn]) -> str:
+    """An episode's title: its top ``TITLE_KEYPHRASES`` keyphrases of ``title_input``, else its first turn's start."""
+    return ", ".join(keyphrases) or turns[0].text[:60]
+
+
+def summary(turns: list[Turn], vectors: np.ndarray) -> str:
+    """An episode's extractive summary from its turns and their unit vectors ``(n, d)``: the ``SUMMARY_TURNS`` turns
+    closest to their centroid, in dialogue order, each with its speaker."""
     closeness = vectors @ centroid(vectors)
     picked = sorted(np.argsort(-closeness)[:SUMMARY_TURNS])
-    summary = " ".join(f"{turns[i].speaker}: {turns[i].text[:SUMMARY_TURN_CHARS]}" for i in picked)
-    return title, summary
+    return " ".join(f"{turns[i].speaker}: {turns[i].text[:SUMMARY_TURN_CHARS]}" for i in picked)
 
 
 def episode_search_text(title: str, turns: list[Turn]) -> str:

@@ -35,7 +35,7 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.ingest.annotate import Annotation
 from hypermem.ingest.elements import element_nodes
-from hypermem.ingest.episodes import centroid, describe
+from hypermem.ingest.episodes import TITLE_KEYPHRASES, centroid, summary, title, title_input
 from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
 from hypermem.ingest.plan import SessionBuild, StoredHypergraph, WritePlan, plan_write
 from hypermem.ingest.priority import lower_thread_priority
@@ -94,6 +94,12 @@ class IngestReport:
         return self
 
 
+def _episode_turns(session: SessionBuild, episode: Episode) -> list[Turn]:
+    """The turns of ``episode``, of ``session``, in dialogue order."""
+    members = set(episode.turn_ids)
+    return [t for t in session.turns if t.id in members]
+
+
 def check_memory_id(memory_id: str) -> str:
     """Raise ``IngestInputError`` unless ``memory_id`` is 1-128 of ``[A-Za-z0-9_.:-]``."""
     if not isinstance(memory_id, str) or not MEMORY_ID.fullmatch(memory_id):
@@ -142,11 +148,14 @@ class Ingestor:
                 single_thread=True,
             )  # fmt: skip
             try:
-                for session in sessions:
-                    if session.turns:  # a session every turn moved out of is only cleared
-                        self._build_episodes(memory_id, session)
-                        self._build_facts(memory_id, session)
+                built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
+                for session in built:
+                    self._build_episodes(memory_id, session)
+                titles = self._start_titles(built)  # in the worker process, while this one builds the facts
+                for session in built:
+                    self._build_facts(memory_id, session)
                 self._embed_facts(memory_id, sessions)
+                self._take_titles(built, titles)
                 self._write(memory_id, self._plan(memory_id, sessions), progress, words)
             finally:
                 wait([words])  # a failed ingest leaves no vocabulary write running after it returns
@@ -277,13 +286,12 @@ class Ingestor:
         texts = [{"speaker": t.speaker, "text": t.text, "timestamp": t.timestamp} for t in session.turns]
         for start, end in self.stages.segmenter.segment(texts, vectors, session.elements):
             turns = session.turns[start:end]
-            title, summary = describe(turns, vectors[start:end], self.stages.keywords)
             episode = Episode(
                 memory_id=memory_id,
                 id=node_id(memory_id, "episode", key(turns[0].dia_id)),
                 session=session.session,
-                title=title,
-                summary=summary,
+                title="",  # _take_titles
+                summary=summary(turns, vectors[start:end]),
                 start=min(t.timestamp for t in turns),  # dialogue order need not be time order
                 end=max(t.timestamp for t in turns),
                 participants=sorted({t.speaker for t in turns}),
@@ -298,6 +306,20 @@ class Ingestor:
                 mentions.update(elements.keys())
             session.mentions[episode.id] = mentions
             session.episodes.append(episode)
+
+    def _start_titles(self, sessions: list[SessionBuild]) -> Future[list[list[str]]]:
+        """Start the keyphrases of every episode's title (``episodes.title_input``), in the annotation worker for
+        many episodes."""
+        jobs = [title_input(_episode_turns(session, episode)) for session in sessions for episode in session.episodes]
+        return self.stages.annotator.submit_keyphrases(jobs, TITLE_KEYPHRASES, self.stages.keywords)
+
+    @staticmethod
+    def _take_titles(sessions: list[SessionBuild], pending: Future[list[list[str]]]) -> None:
+        """Wait for the titles' keyphrases and title the episodes with them."""
+        found = iter(pending.result())
+        for session in sessions:
+            for episode in session.episodes:
+                episode.title = title(next(found), _episode_turns(session, episode))
 
     # --- stage 4: facts ------------------------------------------------------------------
     def _build_facts(self, memory_id: str, session: SessionBuild) -> None:
