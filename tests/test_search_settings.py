@@ -108,3 +108,16 @@ def test_a_bad_llm_url_is_refused_at_start_naming_the_setting(url, problem):
 def test_an_llm_url_is_kept_and_an_empty_one_is_the_no_llm_path():
     assert Settings(llm_base_url="http://localhost:8080/v1").llm_base_url == "http://localhost:8080/v1"
     assert not Settings(llm_base_url="").llm_enabled
+
+
+@pytest.mark.parametrize(("value", "expected"), [("", False), ("  ", False), ("true", True), ("0", False)])
+def test_an_empty_vector_index_setting_is_the_default(monkeypatch, value, expected):
+    monkeypatch.setenv("HYPERMEM_FALKORDB_VECTOR_INDEXES", value)
+    assert Settings().falkordb_vector_indexes is expected
+
+
+def test_a_bad_vector_index_setting_is_refused_naming_it(monkeypatch):
+    monkeypatch.setenv("HYPERMEM_FALKORDB_VECTOR_INDEXES", "sometimes")
+    with pytest.raises(pydantic.ValidationError) as refused:
+        Settings()
+    assert refused.value.errors()[0]["loc"] == ("falkordb_vector_indexes",)

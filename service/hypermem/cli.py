@@ -313,7 +313,7 @@ def _search_option(name: str) -> Any:
 
 @app.command()
 def query(
-    text: str = typer.Argument(..., help="The question."),
+    text: str = typer.Argument(..., metavar="QUESTION", help="The question."),
     memory: str = typer.Option(..., "--memory", "-m", help="The memory_id to search."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result (same JSON as the API)."),
     stopping: str = _search_option("stopping"),

@@ -152,6 +152,12 @@ class Settings(BaseSettings):
 
         return check_store_url(value)
 
+    @field_validator("falkordb_vector_indexes", mode="before")
+    @classmethod
+    def _empty_is_default(cls, value: object) -> object:
+        """An empty HYPERMEM_FALKORDB_VECTOR_INDEXES means unset: the default (no vector indexes)."""
+        return False if isinstance(value, str) and not value.strip() else value
+
     @field_validator("llm_base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:

@@ -103,7 +103,10 @@ def _episode_turns(session: SessionBuild, episode: Episode) -> list[Turn]:
 def check_memory_id(memory_id: str) -> str:
     """Raise ``IngestInputError`` unless ``memory_id`` is 1-128 of ``[A-Za-z0-9_.:-]``."""
     if not isinstance(memory_id, str) or not MEMORY_ID.fullmatch(memory_id):
-        raise IngestInputError("memory_id", "must be 1-128 characters of letters, digits, '_', '.', ':' or '-'")
+        raise IngestInputError(
+            "memory_id",
+            "must be 1-128 characters of ASCII letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
+        )
     return memory_id
 
 
