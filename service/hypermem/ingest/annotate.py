@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 WORKER_MIN_TEXTS = 64  # fewer turns than this are annotated in-process
 
 WORKER_MIN_KEYPHRASE_JOBS = 16  # fewer episode titles than this are made in-process
+KEYPHRASE_CHUNK = 4  # episode titles per worker call (~25 ms on LoCoMo): the unit this process takes back
 T = TypeVar("T")
 
 _worker: dict[str, tuple[ElementExtractor, KeywordExtractor]] = {}  # in the worker: spaCy model -> extractors
@@ -103,13 +104,20 @@ class Annotator:
 
     def submit_keyphrases(
         self, jobs: list[tuple[str, frozenset[str]]], count: int, local: KeywordExtractor
-    ) -> Future[list[list[str]]]:
-        """``[local.top(text, count, exclude) for text, exclude in jobs]`` (episode titles), in the worker process
-        when there are at least ``WORKER_MIN_KEYPHRASE_JOBS`` (it is idle once the turns are annotated; this
-        process goes on with the facts meanwhile), else with ``local`` here."""
-        if len(jobs) < WORKER_MIN_KEYPHRASE_JOBS:
-            return self._run(local_keyphrases, (local, jobs, count), large=False)
-        return self._run(keyphrases, (jobs, count), large=True)
+    ) -> Keyphrases:
+        """``[local.top(text, count, exclude) for text, exclude in jobs]`` (episode titles), started in the worker
+        process in chunks when there are at least ``WORKER_MIN_KEYPHRASE_JOBS`` (it is idle once the turns are
+        annotated; this process goes on with the facts meanwhile), else all made here when asked for."""
+        chunks = [jobs[i : i + KEYPHRASE_CHUNK] for i in range(0, len(jobs), KEYPHRASE_CHUNK)]
+        started: list[Future[list[list[str]]] | None] = [None] * len(chunks)
+        if len(jobs) >= WORKER_MIN_KEYPHRASE_JOBS:
+            try:
+                pool = _pool(self.nice)
+                started = [pool.submit(keyphrases, chunk, count) for chunk in chunks]
+            except (BrokenProcessPool, RuntimeError) as exc:  # the pool broke before this call
+                log.warning("annotation worker unavailable (%s); making the titles in-process", exc)
+                _reset_pool()
+        return Keyphrases(chunks, started, count, local)
 
     def _run(self, function: Callable[..., T], args: tuple, *, large: bool) -> Future[T]:
         """``function(*args)`` in the worker process when ``large`` (in-process if the worker is unavailable or dies
@@ -123,6 +131,33 @@ class Annotator:
         local: Future[T] = Future()
         local.set_result(function(*args))
         return local
+
+
+class Keyphrases:
+    """The keyphrases of ``Annotator.submit_keyphrases``'s jobs. ``result()`` makes here, with ``local``, every chunk
+    the worker has not started yet (last ones first: it cancels them there), and any chunk a dying worker lost, then
+    waits for the rest: neither process idles while the other still has chunks to do."""
+
+    def __init__(self, chunks: list[list[tuple[str, frozenset[str]]]],
+                 started: list[Future[list[list[str]]] | None], count: int, local: KeywordExtractor):  # fmt: skip
+        self._chunks, self._started, self._count, self._local = chunks, started, count, local
+
+    def result(self) -> list[list[str]]:
+        """Each job's keyphrases, in job order. Raises what the extraction raised (but a lost worker)."""
+        done: list[list[list[str]] | None] = [None] * len(self._chunks)
+        for i in reversed(range(len(self._chunks))):
+            future = self._started[i]
+            if future is None or future.cancel():
+                done[i] = local_keyphrases(self._local, self._chunks[i], self._count)
+        for i, future in enumerate(self._started):
+            if done[i] is None and future is not None:
+                try:
+                    done[i] = future.result()
+                except BrokenProcessPool:
+                    log.warning("annotation worker died; making its titles in-process")
+                    _reset_pool()
+                    done[i] = local_keyphrases(self._local, self._chunks[i], self._count)
+        return [found for chunk in done if chunk is not None for found in chunk]
 
 
 def keyphrases(jobs: list[tuple[str, frozenset[str]]], count: int) -> list[list[str]]:

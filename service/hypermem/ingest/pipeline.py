@@ -24,7 +24,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -33,11 +33,11 @@ import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.annotate import Annotation
+from hypermem.ingest.annotate import Annotation, Keyphrases
 from hypermem.ingest.elements import element_nodes
 from hypermem.ingest.episodes import TITLE_KEYPHRASES, centroid, summary, title, title_input
 from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
-from hypermem.ingest.plan import SessionBuild, StoredHypergraph, WritePlan, plan_write
+from hypermem.ingest.plan import FirstWrites, SessionBuild, StoredHypergraph, WritePlan, first_writes, plan_write
 from hypermem.ingest.priority import lower_thread_priority
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.supersession import statement_family
@@ -47,18 +47,18 @@ from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node
 from hypermem.store import GraphStore
 from hypermem.store.ids import key
 from hypermem.store.ordered_writes import OrderedWrites
-from hypermem.vocabulary import add_words, prune_words
+from hypermem.store.word_vectors import WORD_VECTORS
+from hypermem.vocabulary import find_new_words, prune_words, write_new_words
 
 if TYPE_CHECKING:
     from hypermem.stages import IngestStages
 
 log = logging.getLogger(__name__)
 
-# Turns embedded per call on every core, each core's thread taking an interleaved share.
-EMBED_CHUNK = 256
-# Turns embedded per call on one thread while the annotation worker holds the other core: a few of the model's
-# batches (~0.4 s), so the embedding takes every core soon after the worker finishes, not a large chunk later.
-ONE_THREAD_CHUNK = 64
+# Turns per embedding task: a few of the model's batches (~0.2 s), so a thread that is free takes the next one soon,
+# and the embedding takes every core soon after the annotation worker finishes.
+EMBED_TASK = 32
+WORKER_POLL_S = 0.05  # how often the embedding checks whether the annotation worker has freed its core
 MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
 Progress = Callable[[int], None]
 
@@ -142,14 +142,13 @@ class Ingestor:
         if sessions:
             # Both cores: NER, dates and keywords run in the worker process while this one embeds.
             annotation = self._annotate(sessions)
-            self._embed_turns(memory_id, sessions, annotation.done)
+            new_words = find_new_words(
+                self.store, self.embedder, memory_id, [t.text for s in sessions for t in s.turns]
+            )
+            self._embed_turns(memory_id, sessions, new_words.unembedded(), annotation.done)
             self._take_annotation(sessions, annotation)
-            # The rest keeps one core busy (Python, or waiting on the store): the vocabulary's word embedding and
-            # Term writes run beside it on an embedding thread, and are done before any session is marked.
-            words = self._embed_pool.submit(
-                add_words, self.store, self.embedder, memory_id, [t.text for s in sessions for t in s.turns],
-                single_thread=True,
-            )  # fmt: skip
+            # The vocabulary's writes run beside the rest on an embedding thread, done before any session is marked.
+            words = self._embed_pool.submit(write_new_words, self.store, self.embedder, new_words, single_thread=True)
             try:
                 built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
                 for session in built:
@@ -158,8 +157,14 @@ class Ingestor:
                 for session in built:
                     self._build_facts(memory_id, session)
                 self._embed_facts(memory_id, sessions)
-                self._take_titles(built, titles)
-                self._write(memory_id, self._plan(memory_id, sessions), progress, words)
+                # The server runs each statement while this thread formats the next, or titles and plans.
+                with OrderedWrites(self.store) as writes:
+                    first = first_writes(sessions)
+                    self._write_first(writes, memory_id, first)
+                    self._take_titles(built, titles)
+                    self._write(writes, memory_id, self._plan(memory_id, sessions), words)
+                if progress is not None:
+                    progress(len(first.turns))
             finally:
                 wait([words])  # a failed ingest leaves no vocabulary write running after it returns
             if report.updated:
@@ -206,14 +211,12 @@ class Ingestor:
         return changed
 
     def _embed_turns(
-        self, memory_id: str, sessions: list[SessionBuild], others_done: Callable[[], bool] = lambda: True
+        self, memory_id: str, sessions: list[SessionBuild], words: list[str], others_done: Callable[[], bool]
     ) -> None:
         """Turn vectors (and ``embed_key``): a stored turn keeps its vector; a text the memory already holds a
-        vector of (``_stored_vectors``) takes it; each other distinct text is embedded once, on the ingest's
-        embedding threads: ``ONE_THREAD_CHUNK`` texts at a time on one thread while the annotation worker
-        still runs (more would fight it for the cores), then ``EMBED_CHUNK`` at a time on every core's thread
-        once ``others_done()``, each on an interleaved share of the chunk. A text's vector does not depend on
-        the texts batched with it."""
+        vector of (``_stored_vectors``) takes it; each other distinct text is embedded once (``_embed``), together
+        with the vocabulary's new ``words`` (``NewWords.unembedded``), whose vectors join ``WORD_VECTORS`` for
+        ``write_new_words``."""
         turns = [t for s in sessions for t in s.turns]
         keys = {t.id: self.embedder.text_key(embedded_text(t)) for t in turns}
         for turn in turns:
@@ -225,25 +228,34 @@ class Ingestor:
             turn.embedding = stored.get(keys[turn.id])
             if turn.embedding is None:
                 by_key.setdefault(keys[turn.id], []).append(turn)
-        # Fewest tokens first across all chunks, so each batch inside a chunk pads little.
-        pending = sorted(by_key.values(), key=lambda same: self.embedder.count_tokens(embedded_text(same[0])))
+        texts = [embedded_text(same[0]) for same in by_key.values()]
+        vectors = self._embed(texts + words, others_done)
+        for same, vector in zip(by_key.values(), vectors):
+            for turn in same:
+                turn.embedding = vector.tolist()
+        for word, vector in zip(words, vectors[len(texts) :]):
+            WORD_VECTORS.put(self.embedder.text_key(word), vector)
+
+    def _embed(self, texts: list[str], others_done: Callable[[], bool]) -> list[np.ndarray]:
+        """The vectors of ``texts``, embedded on the ingest's embedding threads in tasks of ``EMBED_TASK`` texts of
+        alike length, longest first, that each thread takes as it is free: one thread while the annotation worker
+        still runs (more would fight it for the cores), every core's once ``others_done()``. No thread waits for
+        another, and the last tasks are the shortest. A text's vector does not depend on the texts batched with it."""
+        order = sorted(range(len(texts)), key=lambda i: -self.embedder.count_tokens(texts[i]))
+        out: list[np.ndarray] = [np.empty(0)] * len(texts)
+        running: dict[Future[np.ndarray], list[int]] = {}
         start = 0
-        while start < len(pending):
-            parts = self.embed_threads if others_done() else 1
-            size = EMBED_CHUNK if parts > 1 else ONE_THREAD_CHUNK
-            chunk = pending[start : start + size]
-            start += size
-            shares = [chunk[i::parts] for i in range(parts)]
-            encoded = [
-                self._embed_pool.submit(
-                    self.embedder.encode, [embedded_text(same[0]) for same in share], single_thread=True
-                )
-                for share in shares
-            ]
-            for share, vectors in zip(shares, encoded):
-                for same, vector in zip(share, vectors.result()):
-                    for turn in same:
-                        turn.embedding = vector.tolist()
+        while start < len(order) or running:
+            while start < len(order) and len(running) < (self.embed_threads if others_done() else 1):
+                task = order[start : start + EMBED_TASK]
+                start += EMBED_TASK
+                job = self._embed_pool.submit(self.embedder.encode, [texts[i] for i in task], single_thread=True)
+                running[job] = task
+            done, _ = wait(running, timeout=WORKER_POLL_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                for i, vector in zip(running.pop(future), future.result()):
+                    out[i] = vector
+        return out
 
     def _stored_vectors(self, memory_id: str, keys: list[str]) -> dict[str, list[float]]:
         """The raw vectors ``memory_id``'s turns and facts hold for ``keys`` (``Embedder.text_key``): key -> vector.
@@ -310,14 +322,14 @@ class Ingestor:
             session.mentions[episode.id] = mentions
             session.episodes.append(episode)
 
-    def _start_titles(self, sessions: list[SessionBuild]) -> Future[list[list[str]]]:
+    def _start_titles(self, sessions: list[SessionBuild]) -> Keyphrases:
         """Start the keyphrases of every episode's title (``episodes.title_input``), in the annotation worker for
-        many episodes."""
+        many episodes (``_take_titles`` makes here those it has not started)."""
         jobs = [title_input(_episode_turns(session, episode)) for session in sessions for episode in session.episodes]
         return self.stages.annotator.submit_keyphrases(jobs, TITLE_KEYPHRASES, self.stages.keywords)
 
     @staticmethod
-    def _take_titles(sessions: list[SessionBuild], pending: Future[list[list[str]]]) -> None:
+    def _take_titles(sessions: list[SessionBuild], pending: Keyphrases) -> None:
         """Wait for the titles' keyphrases and title the episodes with them."""
         found = iter(pending.result())
         for session in sessions:
@@ -409,30 +421,32 @@ class Ingestor:
         ]
         return StoredHypergraph(list(topics.values()), segments)
 
-    def _write(self, memory_id: str, plan: WritePlan, progress: Progress | None, words: Future[int]) -> None:
-        """Run ``plan`` in the order ``WritePlan`` gives; computes nothing. ``words`` (``add_words`` of the
+    def _write_first(self, writes: OrderedWrites, memory_id: str, first: FirstWrites) -> None:
+        """Clear the rebuilt sessions and prune, then write the turns and elements (``FirstWrites``), after every
+        read of what the sessions held (their stored turn and fact vectors) and while the plan is being made (its
+        reads of the stored hypergraph leave those sessions out, so they find the same before and after)."""
+        for session in first.sessions:
+            writes.query("ingest/clear_session", memory_id=memory_id, session=session)
+        self._prune(writes, memory_id)
+        writes.write("write/turns", first.turns)
+        writes.write("write/elements", first.elements)
+
+    def _write(self, writes: OrderedWrites, memory_id: str, plan: WritePlan, words: Future[int]) -> None:
+        """Run ``plan`` in the order ``WritePlan`` gives; computes nothing. ``words`` (``write_new_words`` of the
         sessions' turns, running beside) is waited for before the sessions are marked done, and its error raised."""
-        with OrderedWrites(self.store) as store:  # the server runs each statement while this thread formats the next
-            for session in plan.sessions:
-                store.query("ingest/clear_session", memory_id=memory_id, session=session)
-            self._prune(store, memory_id)
-            store.write("write/turns", plan.turns)
-            store.write("write/elements", plan.elements)
-            store.write("write/episodes", plan.episodes)
-            store.write("write/facts", plan.facts)
-            store.query("maintain/clear_supersession", memory_id=memory_id)
-            store.query("maintain/supersession", memory_id=memory_id)
-            store.write("write/hyperedges", plan.hyperedges)
-            store.write("write/topics", plan.topics)
-            store.write("write/hyperedges", plan.topic_hyperedges)
-            store.write("write/episode_embeddings", plan.episode_embeddings)
-            self._prune(store, memory_id)
-            store.query("maintain/salience", memory_id=memory_id)
-            store.statements(self.store.corpus_stats_statements(memory_id))  # BM25's N and avgdl, before the marks
-            words.result()
-            store.write("ingest/mark_sessions", plan.session_marks)
-        if progress is not None:
-            progress(plan.turn_count)
+        writes.write("write/episodes", plan.episodes)
+        writes.write("write/facts", plan.facts)
+        writes.query("maintain/clear_supersession", memory_id=memory_id)
+        writes.query("maintain/supersession", memory_id=memory_id)
+        writes.write("write/hyperedges", plan.hyperedges)
+        writes.write("write/topics", plan.topics)
+        writes.write("write/hyperedges", plan.topic_hyperedges)
+        writes.write("write/episode_embeddings", plan.episode_embeddings)
+        self._prune(writes, memory_id)
+        writes.query("maintain/salience", memory_id=memory_id)
+        writes.statements(self.store.corpus_stats_statements(memory_id))  # BM25's N and avgdl, before the marks
+        words.result()
+        writes.write("ingest/mark_sessions", plan.session_marks)
 
     @staticmethod
     def _prune(store: OrderedWrites, memory_id: str) -> None:

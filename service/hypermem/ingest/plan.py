@@ -11,8 +11,9 @@ episodes of those sessions), ``plan_write`` computes every row the call writes:
   (``hypermem.ingest.topics``), stored members included.
 
 It reads nothing and writes nothing (the topic assigner may ask an LLM), so what it returns
-does not depend on the order of the writes; ``Ingestor`` reads the stored hypergraph, plans,
-then runs the plan.
+does not depend on the order of the writes. ``first_writes`` gives the rows that need no plan (the
+turns and elements): ``Ingestor`` writes them while it titles the episodes and plans, then reads the
+stored hypergraph, plans, and runs the plan.
 """
 
 from __future__ import annotations
@@ -62,16 +63,24 @@ class StoredHypergraph:
 
 
 @dataclass(frozen=True)
-class WritePlan:
-    """Every row one ingest call writes, named by the Cypher file that writes it. ``Ingestor._write`` runs
-    it: clear ``sessions`` and prune, write turns, elements, episodes, facts, recompute supersession,
-    write ``hyperedges`` (episode + segment), topics, ``topic_hyperedges``, ``episode_embeddings``
-    (propagated vectors of stored episodes whose topic changed), prune, recompute salience, then
-    ``session_marks`` (a session counts as done only then)."""
+class FirstWrites:
+    """What one ingest call writes before its plan (``first_writes``): the rebuilt ``sessions`` are cleared and the
+    memory pruned, then its ``turns`` and ``elements`` are written. None of it depends on the stored hypergraph, so
+    ``Ingestor`` runs it while the episodes' titles and the plan are still being made."""
 
     sessions: list[str]
     turns: list[dict]
     elements: list[dict]
+
+
+@dataclass(frozen=True)
+class WritePlan:
+    """Every row one ingest call writes after its ``FirstWrites``, named by the Cypher file that writes it.
+    ``Ingestor._write`` runs it: episodes, facts, recompute supersession, write ``hyperedges`` (episode +
+    segment), topics, ``topic_hyperedges``, ``episode_embeddings`` (propagated vectors of stored episodes whose
+    topic changed), prune, recompute salience and the BM25 statistics, then ``session_marks`` (a session counts as
+    done only then)."""
+
     episodes: list[dict]
     facts: list[dict]
     hyperedges: list[dict]
@@ -80,9 +89,17 @@ class WritePlan:
     episode_embeddings: list[dict]
     session_marks: list[dict]
 
-    @property
-    def turn_count(self) -> int:
-        return len(self.turns)
+
+def first_writes(sessions: list[SessionBuild]) -> FirstWrites:
+    """The ``FirstWrites`` of ``sessions``: their turns (chained in dialogue order, with their text's BM25 analysis)
+    and their turns' element nodes."""
+    return FirstWrites(
+        sessions=[s.session for s in sessions],
+        turns=_searchable(
+            [_turn_row(turn, s.turns[i - 1] if i else None) for s in sessions for i, turn in enumerate(s.turns)]
+        ),
+        elements=[as_row(e) for e in {k: e for s in sessions for k, e in s.element_nodes.items()}.values()],
+    )
 
 
 def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHypergraph, *,
@@ -116,11 +133,6 @@ def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHyper
         segment_merge_jaccard,
     )
     return WritePlan(
-        sessions=[s.session for s in sessions],
-        turns=_searchable(
-            [_turn_row(turn, s.turns[i - 1] if i else None) for s in sessions for i, turn in enumerate(s.turns)]
-        ),
-        elements=[as_row(e) for e in {k: e for s in sessions for k, e in s.element_nodes.items()}.values()],
         episodes=_searchable([episode_row(e, s.turns, new_vectors[e.id]) for s in sessions for e in s.episodes]),
         facts=_searchable([fact_row(f, fact_vectors[f.id]) for f in facts]),
         hyperedges=[row for _, row in episode_edges] + segments,
