@@ -379,7 +379,7 @@ def test_a_usage_error_off_a_terminal_is_plain_lines_not_a_panel():
 
     done = subprocess.run([sys.executable, "-m", "hypermem.cli", "query"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert done.stderr.splitlines()[-1] == "Error: Missing argument 'text'."
+    assert done.stderr.splitlines()[-1] == "Error: Missing argument 'QUESTION'."
     assert "╭" not in done.stderr and "│" not in done.stderr
 
 
