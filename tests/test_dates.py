@@ -163,6 +163,22 @@ def test_the_annotation_of_a_planned_weekday(hm_extractor):
     assert annotate_dates(text, times) == "We're going hiking on Sunday (3 March 2024)"
 
 
+def test_each_occurrence_of_a_date_phrase_is_annotated_once():
+    """The n-th mention annotates the phrase's n-th occurrence (a fresh user saw three annotations piled on the first
+    "yesterday"); a passage of a message gets only its own occurrences' annotations."""
+    from hypermem.dates import TimeMention, annotate_dates
+
+    yesterday = TimeMention("yesterday", "2024-05-01", "day")
+    text = "I ran yesterday, swam yesterday and cycled yesterday too"
+    assert annotate_dates(text, [yesterday] * 3) == (
+        "I ran yesterday (1 May 2024), swam yesterday (1 May 2024) and cycled yesterday (1 May 2024) too"
+    )
+    assert annotate_dates("Swam yesterday.", [yesterday] * 3) == "Swam yesterday (1 May 2024)."  # a passage
+    monday = [TimeMention("last Monday", "2024-05-06", "day"), TimeMention("Monday", "2024-05-13", "day")]
+    assert annotate_dates("last Monday, then Monday", monday) == "last Monday (6 May 2024), then Monday (13 May 2024)"
+    assert annotate_dates("in 2023", [TimeMention("2023", "2023", "year")]) == "in 2023"  # already spelled out
+
+
 @pytest.mark.parametrize(
     ("phrase", "future", "expected"),
     [

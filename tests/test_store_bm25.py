@@ -219,3 +219,18 @@ def test_ensure_corpus_stats_counts_a_store_built_before_them_once(stats_store, 
     assert counted == len(store.memory_ids()) >= 1
     assert sum(_stats_rows(store)["Turn"][1]) == 4
     assert store.ensure_corpus_stats() == 0  # recorded in the store's meta
+
+
+def test_statistics_behind_the_graph_never_drop_the_matches():
+    """A memory whose ``CorpusStats`` lag its nodes (an ingest killed after writing turns, before counting them):
+    N is taken as at least the matches and every df, so idf stays positive and the matches are ranked, as with
+    statistics counted now; with none counted yet (N = 0) the matches' own mean length stands in for avgdl."""
+    matches = [{"id": f"t{i}", "speaker": "", "text": f"cello practice {i}" if i < 40 else "trams are noisy"}
+               for i in range(44)]  # fmt: skip
+    stale = bm25.CorpusStats(documents=4, words=12, speakers={})
+    ranked = bm25.score("cello", matches, stale)
+    assert len(ranked) == 40 and all(doc.startswith("t") and int(doc[1:]) < 40 for doc, _ in ranked)
+    assert all(value > 0 for _, value in ranked)
+    counted = bm25.CorpusStats(documents=44, words=3 * 44, speakers={})
+    assert [doc for doc, _ in ranked] == [doc for doc, _ in bm25.score("cello", matches, counted)]
+    assert [doc for doc, _ in bm25.score("cello", matches, bm25.CorpusStats(0, 0, {}))] == [doc for doc, _ in ranked]

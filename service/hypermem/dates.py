@@ -415,9 +415,26 @@ def abbreviated_weekdays(text: str) -> list[tuple[int, int]]:
 
 
 def annotate_dates(text: str, times: list[TimeMention]) -> str:
-    """``text`` with each resolved relative date spelled out: "yesterday" -> "yesterday (7 May 2023)"."""
+    """``text`` with each resolved relative date spelled out: "yesterday" -> "yesterday (7 May 2023)".
+
+    The n-th mention of a phrase annotates the phrase's n-th occurrence in ``text``, so a phrase said three times is
+    annotated three times, once each; a mention beyond the phrase's occurrences (``times`` of a whole message, ``text``
+    one passage of it) annotates nothing. An occurrence inside a phrase annotated already ("Monday" in "last Monday")
+    is passed over for the next one."""
+    spans: list[tuple[int, int, str]] = []
+    seen: dict[str, int] = {}  # phrase -> where its next occurrence is searched from
     for mention in times:
-        if mention.display.lower() in mention.surface.lower():
+        if mention.display.lower() in mention.surface.lower() or not mention.surface:
             continue
-        text = text.replace(mention.surface, f"{mention.surface} ({mention.display})", 1)
-    return text
+        at = text.find(mention.surface, seen.get(mention.surface, 0))
+        while at >= 0 and any(start < at + len(mention.surface) and at < stop for start, stop, _ in spans):
+            at = text.find(mention.surface, at + 1)  # inside a phrase annotated already: the next occurrence
+        if at < 0:
+            continue
+        seen[mention.surface] = at + len(mention.surface)
+        spans.append((at, at + len(mention.surface), mention.display))
+    out, end = [], 0
+    for _, stop, display in sorted(spans):
+        out += [text[end:stop], f" ({display})"]
+        end = stop
+    return "".join(out) + text[end:]

@@ -24,7 +24,10 @@ from hypermem.store.dialect import Dialect
 from hypermem.store.ids import corpus_stats_id, word_vector_id
 from hypermem.store.vocabulary_matrix import Vocabulary, VocabularyMatrices
 
-STATS_CACHE_SECONDS = 30.0
+# How long a memory's BM25 statistics and rankings are reused: a query searches a label twice (memory-wide, then
+# within candidates) within it, and another process's writes (an edit served by the next gunicorn worker) show
+# after it. Reading the statistics again is one indexed lookup (``CorpusStats``).
+STATS_CACHE_SECONDS = 2.0
 CORPUS_STATS_VERSION = 1  # of CorpusStats; a store recording another gets every memory's counted again
 STARVED_SECONDS = 300.0  # how long a memory's starved ANN (``vector_search``) goes straight to exact search
 SHARE_SECONDS = 60.0  # how long a memory's share of a vector index (``vector_search``) is taken as known

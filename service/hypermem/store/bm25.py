@@ -135,7 +135,7 @@ def weighted_score(
     multiplied by its weight (an expanded query, ``hypermem.retrieve.expansion``). ``matches`` must hold every
     document with any of the terms, as the engine's OR query returns them."""
     terms = {t for t, w in weights.items() if w > 0}
-    if not terms or not stats.documents:
+    if not terms:
         return []
     speaker_terms = {s: set(analyze(s)) for s in stats.speakers if s}
     docs = []
@@ -160,8 +160,14 @@ def weighted_score(
     for speaker, names in speaker_terms.items():
         for t in names & terms:
             df[t] = df.get(t, 0) + stats.speakers[speaker]
+    if not docs:
+        return []
+    # Statistics behind the graph (an ingest killed between its writes and its ``CorpusStats``) never give a term a
+    # negative idf or drop the matches: N is at least the matches and every df; avgdl the matches' own when N is 0.
+    n = max(stats.documents, len(docs), *df.values())
+    mean_words = stats.avgdl if stats.documents else words / len(docs)
     # |d| counts analyzed terms; the aggregate counts words: scale avgdl by the matches' terms per word.
-    n, avgdl = stats.documents, (stats.avgdl * tokens / words if words else 0.0) or 1.0
+    avgdl = (mean_words * tokens / words if words else 0.0) or 1.0
     idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms if df.get(t)}
     scored = []
     for doc_id, tf, length in docs:
