@@ -121,3 +121,9 @@ def test_a_bad_vector_index_setting_is_refused_naming_it(monkeypatch):
     with pytest.raises(pydantic.ValidationError) as refused:
         Settings()
     assert refused.value.errors()[0]["loc"] == ("falkordb_vector_indexes",)
+
+
+def test_an_empty_store_setting_is_the_default_store(monkeypatch):
+    monkeypatch.setenv("HYPERMEM_STORE", "")
+    assert Settings().store == Settings.model_fields["store"].default
+    assert Settings().store.startswith("falkordb://")

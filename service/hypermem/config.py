@@ -148,9 +148,10 @@ class Settings(BaseSettings):
     @field_validator("store")
     @classmethod
     def _known_scheme(cls, value: str) -> str:
+        """A store URL of a known engine; an empty HYPERMEM_STORE means unset: the default embedded store."""
         from hypermem.store import check_store_url
 
-        return check_store_url(value)
+        return check_store_url(value) if value.strip() else str(cls.model_fields["store"].default)
 
     @field_validator("falkordb_vector_indexes", mode="before")
     @classmethod
