@@ -112,10 +112,10 @@ class NewWords:
     keys: dict[str, str]  # new word -> its embed_key
     held: frozenset[str]
 
-    def unembedded(self) -> list[str]:
-        """The new words whose vector neither the store nor ``WORD_VECTORS`` holds: the ones the model must embed
-        (an ingest embeds them beside its turns, then puts them in ``WORD_VECTORS``)."""
-        return [w for w, k in self.keys.items() if k not in self.held and WORD_VECTORS.get(k) is None]
+    def unembedded(self) -> dict[str, str]:
+        """The new words whose vector neither the store nor ``WORD_VECTORS`` holds, with their keys: the ones the
+        model must embed (an ingest embeds them beside its turns, then puts them in ``WORD_VECTORS``)."""
+        return {w: k for w, k in self.keys.items() if k not in self.held and WORD_VECTORS.get(k) is None}
 
 
 def find_new_words(store: GraphStore, embedder: Embedder, memory_id: str, texts: Iterable[str]) -> NewWords:

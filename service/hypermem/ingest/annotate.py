@@ -30,7 +30,6 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
 
 from hypermem.cpu import freeze_loaded_objects, space_out_collections
 from hypermem.ingest.elements import ElementExtractor, TurnElements
@@ -43,7 +42,6 @@ WORKER_MIN_TEXTS = 64  # fewer turns than this are annotated in-process
 
 WORKER_MIN_KEYPHRASE_JOBS = 16  # fewer episode titles than this are made in-process
 KEYPHRASE_CHUNK = 4  # episode titles per worker call (~25 ms on LoCoMo): the unit this process takes back
-T = TypeVar("T")
 
 _worker: dict[str, tuple[ElementExtractor, KeywordExtractor]] = {}  # in the worker: spaCy model -> extractors
 
@@ -99,8 +97,16 @@ class Annotator:
         keyword_texts: list[str],
         keyword_count: int,
     ) -> Future[Annotation]:
-        return self._run(annotate, (self.spacy_model, texts, bases, speakers, keyword_texts, keyword_count),
-                         large=len(texts) >= WORKER_MIN_TEXTS)  # fmt: skip
+        args = (self.spacy_model, texts, bases, speakers, keyword_texts, keyword_count)
+        if len(texts) >= WORKER_MIN_TEXTS:
+            try:
+                return _fallback_on_break(_pool(self.nice).submit(annotate, *args), lambda: annotate(*args))
+            except (BrokenProcessPool, RuntimeError) as exc:  # the pool broke before this call
+                log.warning("annotation worker unavailable (%s); annotating in-process", exc)
+                _reset_pool()
+        local: Future[Annotation] = Future()
+        local.set_result(annotate(*args))
+        return local
 
     def submit_keyphrases(
         self, jobs: list[tuple[str, frozenset[str]]], count: int, local: KeywordExtractor
@@ -118,19 +124,6 @@ class Annotator:
                 log.warning("annotation worker unavailable (%s); making the titles in-process", exc)
                 _reset_pool()
         return Keyphrases(chunks, started, count, local)
-
-    def _run(self, function: Callable[..., T], args: tuple, *, large: bool) -> Future[T]:
-        """``function(*args)`` in the worker process when ``large`` (in-process if the worker is unavailable or dies
-        under it), else here, now."""
-        if large:
-            try:
-                return _fallback_on_break(_pool(self.nice).submit(function, *args), lambda: function(*args))
-            except (BrokenProcessPool, RuntimeError) as exc:  # the pool broke before this call
-                log.warning("annotation worker unavailable (%s); annotating in-process", exc)
-                _reset_pool()
-        local: Future[T] = Future()
-        local.set_result(function(*args))
-        return local
 
 
 class Keyphrases:
@@ -223,11 +216,11 @@ def _shutdown() -> None:
     _reset_pool()
 
 
-def _fallback_on_break(future: Future[T], redo: Callable[[], T]) -> Future[T]:
+def _fallback_on_break(future: Future[Annotation], redo: Callable[[], Annotation]) -> Future[Annotation]:
     """``future``, or when the worker dies under it, a future of ``redo()`` run in-process."""
-    out: Future[T] = Future()
+    out: Future[Annotation] = Future()
 
-    def settle(done: Future[T]) -> None:
+    def settle(done: Future[Annotation]) -> None:
         if done.cancelled() or isinstance(done.exception(), BrokenProcessPool):
             log.warning("annotation worker died; annotating in-process")
             _reset_pool()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from hypermem.ingest.passages import prose_of
-from hypermem.model import Turn
+from hypermem.model import Episode, Turn
 
 SUMMARY_TURNS = 2
 TITLE_KEYPHRASES = 3
@@ -44,6 +44,12 @@ def summary(turns: list[Turn], vectors: np.ndarray) -> str:
     closeness = vectors @ centroid(vectors)
     picked = sorted(np.argsort(-closeness)[:SUMMARY_TURNS])
     return " ".join(f"{turns[i].speaker}: {turns[i].text[:SUMMARY_TURN_CHARS]}" for i in picked)
+
+
+def episode_turns(episode: Episode, turns: list[Turn]) -> list[Turn]:
+    """The turns of ``episode`` among ``turns``, in their order."""
+    members = set(episode.turn_ids)
+    return [t for t in turns if t.id in members]
 
 
 def episode_search_text(title: str, turns: list[Turn]) -> str:

@@ -35,7 +35,7 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.ingest.annotate import Annotation, Keyphrases
 from hypermem.ingest.elements import element_nodes
-from hypermem.ingest.episodes import TITLE_KEYPHRASES, centroid, summary, title, title_input
+from hypermem.ingest.episodes import TITLE_KEYPHRASES, centroid, episode_turns, summary, title, title_input
 from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
 from hypermem.ingest.plan import FirstWrites, SessionBuild, StoredHypergraph, WritePlan, first_writes, plan_write
 from hypermem.ingest.priority import lower_thread_priority
@@ -92,12 +92,6 @@ class IngestReport:
         self.updated_ids = earlier.updated_ids + self.updated_ids
         self.elapsed_s = round(self.elapsed_s + earlier.elapsed_s, 3)
         return self
-
-
-def _episode_turns(session: SessionBuild, episode: Episode) -> list[Turn]:
-    """The turns of ``episode``, of ``session``, in dialogue order."""
-    members = set(episode.turn_ids)
-    return [t for t in session.turns if t.id in members]
 
 
 def check_memory_id(memory_id: str) -> str:
@@ -211,11 +205,11 @@ class Ingestor:
         return changed
 
     def _embed_turns(
-        self, memory_id: str, sessions: list[SessionBuild], words: list[str], others_done: Callable[[], bool]
+        self, memory_id: str, sessions: list[SessionBuild], words: dict[str, str], others_done: Callable[[], bool]
     ) -> None:
         """Turn vectors (and ``embed_key``): a stored turn keeps its vector; a text the memory already holds a
         vector of (``_stored_vectors``) takes it; each other distinct text is embedded once (``_embed``), together
-        with the vocabulary's new ``words`` (``NewWords.unembedded``), whose vectors join ``WORD_VECTORS`` for
+        with the vocabulary's new ``words`` (``NewWords.unembedded``: word -> key), whose vectors join ``WORD_VECTORS`` for
         ``write_new_words``."""
         turns = [t for s in sessions for t in s.turns]
         keys = {t.id: self.embedder.text_key(embedded_text(t)) for t in turns}
@@ -229,12 +223,12 @@ class Ingestor:
             if turn.embedding is None:
                 by_key.setdefault(keys[turn.id], []).append(turn)
         texts = [embedded_text(same[0]) for same in by_key.values()]
-        vectors = self._embed(texts + words, others_done)
+        vectors = self._embed(texts + list(words), others_done)
         for same, vector in zip(by_key.values(), vectors):
             for turn in same:
                 turn.embedding = vector.tolist()
-        for word, vector in zip(words, vectors[len(texts) :]):
-            WORD_VECTORS.put(self.embedder.text_key(word), vector)
+        for word_key, vector in zip(words.values(), vectors[len(texts) :]):
+            WORD_VECTORS.put(word_key, vector)
 
     def _embed(self, texts: list[str], others_done: Callable[[], bool]) -> list[np.ndarray]:
         """The vectors of ``texts``, embedded on the ingest's embedding threads in tasks of ``EMBED_TASK`` texts of
@@ -325,7 +319,9 @@ class Ingestor:
     def _start_titles(self, sessions: list[SessionBuild]) -> Keyphrases:
         """Start the keyphrases of every episode's title (``episodes.title_input``), in the annotation worker for
         many episodes (``_take_titles`` makes here those it has not started)."""
-        jobs = [title_input(_episode_turns(session, episode)) for session in sessions for episode in session.episodes]
+        jobs = [
+            title_input(episode_turns(episode, session.turns)) for session in sessions for episode in session.episodes
+        ]
         return self.stages.annotator.submit_keyphrases(jobs, TITLE_KEYPHRASES, self.stages.keywords)
 
     @staticmethod
@@ -334,7 +330,7 @@ class Ingestor:
         found = iter(pending.result())
         for session in sessions:
             for episode in session.episodes:
-                episode.title = title(next(found), _episode_turns(session, episode))
+                episode.title = title(next(found), episode_turns(episode, session.turns))
 
     # --- stage 4: facts ------------------------------------------------------------------
     def _build_facts(self, memory_id: str, session: SessionBuild) -> None:

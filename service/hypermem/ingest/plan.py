@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hypermem.ingest.elements import TurnElements
-from hypermem.ingest.episodes import episode_search_text
+from hypermem.ingest.episodes import episode_search_text, episode_turns
 from hypermem.ingest.facts import FactDraft
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.propagation import propagate
@@ -169,8 +169,7 @@ def episode_row(episode: Episode, turns: list[Turn], vector: np.ndarray) -> dict
     """The ``write/episodes`` row of ``episode`` with its propagated ``vector``; ``text`` (full-text index) is
     the title and the words of its turns among ``turns``."""
     row = as_row(episode)
-    members = set(episode.turn_ids)
-    row["text"] = episode_search_text(episode.title, [t for t in turns if t.id in members])
+    row["text"] = episode_search_text(episode.title, episode_turns(episode, turns))
     row["embedding"] = vector.tolist()
     return row
 
