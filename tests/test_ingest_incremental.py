@@ -302,3 +302,28 @@ def test_a_failed_vocabulary_marks_no_session_and_the_next_ingest_completes_it(h
     texts = [r["text"] for r in hm_service.store.query("maintain/memory_turns", memory_id="vocab-fails")]
     terms = hm_service.store.run_cypher(count, {"m": "vocab-fails", "label": "Term"})[0]["n"]
     assert terms == len(vocabulary(texts)) > 0
+
+
+def test_facts_left_by_an_ingest_stopped_before_its_episodes_are_pruned_by_the_next(hm_service, monkeypatch):
+    """Facts are written before their episodes and episode hyperedges (``plan.FirstWrites``). An ingest that stops in
+    between leaves facts that no episode reaches, so a rebuild of their session cannot clear them: the next ingest
+    prunes them (``maintain/prune_facts``) and the memory ends as a clean ingest of what it was given leaves it."""
+
+    def stop(*_args):
+        raise RuntimeError("stopped before the episodes")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline.Ingestor, "_take_titles", staticmethod(stop))
+        with pytest.raises(RuntimeError, match="stopped before the episodes"):
+            _ingest_copy(hm_service, "stopped")
+    left = {i.removeprefix("stopped/") for i in _ids(hm_service, "stopped")}
+    assert any(i.startswith("fact/") for i in left)  # the facts were written ...
+    assert not any(i.startswith("episode/") for i in left)  # ... and no episode
+
+    edits = {"D2:3": "Haha ok."}  # no fact of its own any more
+    hm_service.ingest_conversation(conversation_from_record(make_testconv_record("stopped", edits=edits)))
+    hm_service.ingest_conversation(conversation_from_record(make_testconv_record("stopped-clean", edits=edits)))
+    resumed = {i.removeprefix("stopped/") for i in _ids(hm_service, "stopped")}
+    clean = {i.removeprefix("stopped-clean/") for i in _ids(hm_service, "stopped-clean")}
+    assert {i for i in left if i.startswith("fact/")} - clean  # a fact the edited conversation no longer makes
+    assert resumed == clean

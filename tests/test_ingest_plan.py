@@ -77,8 +77,14 @@ def plan(session, stored):
                       propagation_lambda=0.5, segment_merge_jaccard=0.8)  # fmt: skip
 
 
-def test_episode_hyperedges_weigh_facts_by_cosine_to_the_episode(plan):
-    episode_edges = {e["id"]: e for e in plan.hyperedges if e["kind"] == "episode"}
+@pytest.fixture
+def first(session):
+    return first_writes("m", [session], propagation_lambda=0.5)
+
+
+def test_episode_hyperedges_weigh_facts_by_cosine_to_the_episode(first):
+    episode_edges = {e["id"]: e for e in first.episode_hyperedges}
+    assert {e["kind"] for e in first.episode_hyperedges} == {"episode"}
     assert episode_edges["m/hyperedge/episode:D2:1"]["members"] == [
         {"id": "m/fact/D2:1#0", "weight": 0.9},  # (1 + 0.8) / 2
         {"id": "m/fact/D2:2#0", "weight": 0.8},  # (1 + 0.6) / 2
@@ -87,8 +93,8 @@ def test_episode_hyperedges_weigh_facts_by_cosine_to_the_episode(plan):
     assert episode_edges["m/hyperedge/episode:D2:4"]["members"] == [{"id": "m/fact/D2:4#0", "weight": 1.0}]
 
 
-def test_fact_vectors_are_propagated_over_their_episode_hyperedge(plan):
-    facts = {f["id"]: f for f in plan.facts}
+def test_fact_vectors_are_propagated_over_their_episode_hyperedge(first):
+    facts = {f["id"]: f for f in first.facts}
     share = 1 / (1 + np.exp(-0.1))  # softmax(0.9, 0.8)[0]
     h_e = np.array([share, 1 - share, 0.0])
     assert facts["m/fact/D2:1#0"]["embedding"] == pytest.approx(unit(X + 0.5 * h_e), abs=1e-6)
@@ -121,7 +127,8 @@ def test_episode_vectors_are_propagated_in_their_topic_stored_members_included(p
 
 
 def test_segments_merge_into_the_stored_one_at_jaccard_above_the_threshold(plan):
-    segments = {e["id"]: e for e in plan.hyperedges if e["kind"] == "segment"}
+    segments = {e["id"]: e for e in plan.segment_hyperedges}
+    assert {e["kind"] for e in plan.segment_hyperedges} == {"segment"}
     merged = segments["m/hyperedge/segment:D1:1"]  # {Ana, 1 May} = the stored set: Jaccard 1
     assert merged["owner_ids"] == ["m/episode/D1:1", "m/episode/D2:1"]
     assert merged["members"] == [{"id": ANA, "weight": 1.0}, {"id": MAY1, "weight": round(2 / 3, 6)}]
@@ -130,8 +137,7 @@ def test_segments_merge_into_the_stored_one_at_jaccard_above_the_threshold(plan)
     assert fresh["members"] == [{"id": ANA, "weight": 1.0}, {"id": PARIS, "weight": 1.0}]
 
 
-def test_turns_elements_and_session_marks(plan, session):
-    first = first_writes([session])
+def test_turns_elements_and_session_marks(plan, first, session):
     assert first.sessions == ["2"]
     assert [(t["dia_id"], t["prev_id"]) for t in first.turns] == [
         ("D2:1", None), ("D2:2", "m/turn/D2:1"), ("D2:3", "m/turn/D2:2"), ("D2:4", "m/turn/D2:3"),
@@ -144,7 +150,7 @@ def test_turns_elements_and_session_marks(plan, session):
     ]
 
 
-def test_planning_leaves_its_inputs_unchanged(session, stored, plan):
+def test_planning_leaves_its_inputs_unchanged(session, stored, plan, first):
     assert list(stored.topics[0].members) == ["m/episode/D1:1"] and not stored.topics[0].changed
     assert stored.segments[0].mentions == Counter({ANA: 1.0, MAY1: 1.0})
     assert stored.segments[0].episode_ids == ["m/episode/D1:1"]
@@ -167,7 +173,7 @@ def test_a_rebuilt_episode_never_takes_the_id_of_a_stored_topic_or_segment(sessi
     # a is centred-opposite to b: a new topic; b (D2:4) joins the stored topic of D3:1
     assert members == {"m/topic/D2:1": ["m/episode/D3:1", "m/episode/D2:4"], "m/topic/D2:1#2": ["m/episode/D2:1"]}
     assert [t["id"] for t in plan.topics] == ["m/topic/D2:1", "m/topic/D2:1#2"]
-    segments = {e["id"]: e["owner_ids"] for e in plan.hyperedges if e["kind"] == "segment"}
+    segments = {e["id"]: e["owner_ids"] for e in plan.segment_hyperedges}
     assert segments == {
         "m/hyperedge/segment:D2:1#2": ["m/episode/D2:1"],
         "m/hyperedge/segment:D2:4": ["m/episode/D2:4"],

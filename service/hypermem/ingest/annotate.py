@@ -31,7 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
 
-from hypermem.cpu import freeze_loaded_objects, space_out_collections
+from hypermem.cpu import freeze_loaded_objects, single_thread_blas, space_out_collections
 from hypermem.ingest.elements import ElementExtractor, TurnElements
 from hypermem.ingest.keywords import KeywordExtractor
 from hypermem.ingest.priority import lower_process_priority
@@ -65,6 +65,7 @@ def annotate(
     """Elements of ``texts`` (said at ``bases``; ``speakers`` name persons, never places) and the top
     ``keyword_count`` YAKE keywords of each of ``keyword_texts``. Runs in whichever process calls it."""
     if spacy_model not in _worker:
+        single_thread_blas()  # spaCy's matrix products (``load_spacy``) on this thread: the embedding has the other cores
         _worker[spacy_model] = (ElementExtractor(spacy_model), KeywordExtractor(cache_size=0))
         space_out_collections()  # and spaCy out of the collector's walks (hypermem.cpu): 3-6% less annotation CPU
         freeze_loaded_objects()

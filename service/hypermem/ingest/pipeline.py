@@ -153,10 +153,10 @@ class Ingestor:
                 self._embed_facts(memory_id, sessions)
                 # The server runs each statement while this thread formats the next, or titles and plans.
                 with OrderedWrites(self.store) as writes:
-                    first = first_writes(sessions)
+                    first = first_writes(memory_id, sessions, self.settings.propagation_lambda)
                     self._write_first(writes, memory_id, first)
                     self._take_titles(built, titles)
-                    self._write(writes, memory_id, self._plan(memory_id, sessions), words)
+                    self._write(writes, memory_id, first, self._plan(memory_id, sessions), words)
                 if progress is not None:
                     progress(len(first.turns))
             finally:
@@ -418,23 +418,27 @@ class Ingestor:
         return StoredHypergraph(list(topics.values()), segments)
 
     def _write_first(self, writes: OrderedWrites, memory_id: str, first: FirstWrites) -> None:
-        """Clear the rebuilt sessions and prune, then write the turns and elements (``FirstWrites``), after every
-        read of what the sessions held (their stored turn and fact vectors) and while the plan is being made (its
-        reads of the stored hypergraph leave those sessions out, so they find the same before and after)."""
+        """Clear the rebuilt sessions and prune, then write the turns, elements and facts (``FirstWrites``), after
+        every read of what the sessions held (their stored turn and fact vectors) and while the titles and the plan
+        are being made (the plan's reads of the stored hypergraph leave those sessions out, so they find the same
+        before and after)."""
         for session in first.sessions:
             writes.query("ingest/clear_session", memory_id=memory_id, session=session)
         self._prune(writes, memory_id)
         writes.write("write/turns", first.turns)
         writes.write("write/elements", first.elements)
+        writes.write("write/facts", first.facts)
 
-    def _write(self, writes: OrderedWrites, memory_id: str, plan: WritePlan, words: Future[int]) -> None:
-        """Run ``plan`` in the order ``WritePlan`` gives; computes nothing. ``words`` (``write_new_words`` of the
-        sessions' turns, running beside) is waited for before the sessions are marked done, and its error raised."""
+    def _write(
+        self, writes: OrderedWrites, memory_id: str, first: FirstWrites, plan: WritePlan, words: Future[int]
+    ) -> None:
+        """Run ``plan`` (and ``first``'s episode hyperedges) in the order ``WritePlan`` gives; computes nothing.
+        ``words`` (``write_new_words`` of the sessions' turns, running beside) is waited for before the sessions are
+        marked done, and its error raised."""
         writes.write("write/episodes", plan.episodes)
-        writes.write("write/facts", plan.facts)
         writes.query("maintain/clear_supersession", memory_id=memory_id)
         writes.query("maintain/supersession", memory_id=memory_id)
-        writes.write("write/hyperedges", plan.hyperedges)
+        writes.write("write/hyperedges", first.episode_hyperedges + plan.segment_hyperedges)
         writes.write("write/topics", plan.topics)
         writes.write("write/hyperedges", plan.topic_hyperedges)
         writes.write("write/episode_embeddings", plan.episode_embeddings)
@@ -446,7 +450,8 @@ class Ingestor:
 
     @staticmethod
     def _prune(store: OrderedWrites, memory_id: str) -> None:
-        for name in ("maintain/prune_hyperedges", "maintain/prune_topics", "maintain/prune_elements"):
+        for name in ("maintain/prune_facts", "maintain/prune_hyperedges", "maintain/prune_topics",
+                     "maintain/prune_elements"):  # fmt: skip
             store.query(name, memory_id=memory_id)
 
     # --- report ----------------------------------------------------------------------------

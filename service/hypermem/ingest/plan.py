@@ -11,9 +11,10 @@ episodes of those sessions), ``plan_write`` computes every row the call writes:
   (``hypermem.ingest.topics``), stored members included.
 
 It reads nothing and writes nothing (the topic assigner may ask an LLM), so what it returns
-does not depend on the order of the writes. ``first_writes`` gives the rows that need no plan (the
-turns and elements): ``Ingestor`` writes them while it titles the episodes and plans, then reads the
-stored hypergraph, plans, and runs the plan.
+does not depend on the order of the writes. ``first_writes`` gives the rows that need neither the episodes' titles
+nor the stored hypergraph (the turns, elements and facts, with the episode hyperedges that propagate the facts'
+vectors): ``Ingestor`` writes them while it titles the episodes and plans, then reads the stored hypergraph, plans,
+and runs the plan.
 """
 
 from __future__ import annotations
@@ -65,40 +66,54 @@ class StoredHypergraph:
 @dataclass(frozen=True)
 class FirstWrites:
     """What one ingest call writes before its plan (``first_writes``): the rebuilt ``sessions`` are cleared and the
-    memory pruned, then its ``turns`` and ``elements`` are written. None of it depends on the stored hypergraph, so
-    ``Ingestor`` runs it while the episodes' titles and the plan are still being made."""
+    memory pruned, then its ``turns``, ``elements`` and ``facts`` are written. None of it depends on the episodes'
+    titles or the stored hypergraph, so ``Ingestor`` runs it while the titles and the plan are still being made.
+    ``episode_hyperedges`` (one per episode, over its facts) are written after the episodes that own them
+    (``Ingestor._write``); a fact outside every one is pruned (``maintain/prune_facts``: an ingest that stopped
+    between the two)."""
 
     sessions: list[str]
     turns: list[dict]
     elements: list[dict]
+    facts: list[dict]
+    episode_hyperedges: list[dict]
 
 
 @dataclass(frozen=True)
 class WritePlan:
     """Every row one ingest call writes after its ``FirstWrites``, named by the Cypher file that writes it.
-    ``Ingestor._write`` runs it: episodes, facts, recompute supersession, write ``hyperedges`` (episode +
-    segment), topics, ``topic_hyperedges``, ``episode_embeddings`` (propagated vectors of stored episodes whose
-    topic changed), prune, recompute salience and the BM25 statistics, then ``session_marks`` (a session counts as
-    done only then)."""
+    ``Ingestor._write`` runs it: episodes, recompute supersession, write the ``FirstWrites.episode_hyperedges`` and
+    the ``segment_hyperedges``, topics, ``topic_hyperedges``, ``episode_embeddings`` (propagated vectors of stored
+    episodes whose topic changed), prune, recompute salience and the BM25 statistics, then ``session_marks`` (a
+    session counts as done only then)."""
 
     episodes: list[dict]
-    facts: list[dict]
-    hyperedges: list[dict]
+    segment_hyperedges: list[dict]
     topics: list[dict]
     topic_hyperedges: list[dict]
     episode_embeddings: list[dict]
     session_marks: list[dict]
 
 
-def first_writes(sessions: list[SessionBuild]) -> FirstWrites:
-    """The ``FirstWrites`` of ``sessions``: their turns (chained in dialogue order, with their text's BM25 analysis)
-    and their turns' element nodes."""
+def first_writes(memory_id: str, sessions: list[SessionBuild], propagation_lambda: float) -> FirstWrites:
+    """The ``FirstWrites`` of ``sessions`` into ``memory_id``: their turns (chained in dialogue order, with their
+    text's BM25 analysis), their turns' element nodes, and their facts with vectors propagated over their episode
+    hyperedges (``propagation_lambda``: λ of HyperMem eq. 4). Leaves its arguments unchanged."""
+    facts = [f for s in sessions for f in s.facts]
+    episode_edges = [edge for s in sessions for edge in _episode_hyperedges(memory_id, s)]
+    fact_vectors = propagate(
+        {f.id: np.asarray(f.embedding_raw, dtype=np.float32) for f in facts},
+        [weights for weights, _ in episode_edges],
+        propagation_lambda,
+    )
     return FirstWrites(
         sessions=[s.session for s in sessions],
         turns=_searchable(
             [_turn_row(turn, s.turns[i - 1] if i else None) for s in sessions for i, turn in enumerate(s.turns)]
         ),
         elements=[as_row(e) for e in {k: e for s in sessions for k, e in s.element_nodes.items()}.values()],
+        facts=_searchable([fact_row(f, fact_vectors[f.id]) for f in facts]),
+        episode_hyperedges=[row for _, row in episode_edges],
     )
 
 
@@ -111,13 +126,6 @@ def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHyper
     ``keywords`` titles the changed topics. Leaves its arguments unchanged.
     """
     episodes = [e for s in sessions for e in s.episodes]
-    facts = [f for s in sessions for f in s.facts]
-    episode_edges = [edge for s in sessions for edge in _episode_hyperedges(memory_id, s)]
-    fact_vectors = propagate(
-        {f.id: np.asarray(f.embedding_raw, dtype=np.float32) for f in facts},
-        [weights for weights, _ in episode_edges],
-        propagation_lambda,
-    )
     changed = assign_topics(memory_id, episodes, stored.topics, topic_assigner)
     episode_vectors = propagate(
         {eid: vector for t in changed for eid, vector in t.members.items()},
@@ -134,8 +142,7 @@ def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHyper
     )
     return WritePlan(
         episodes=_searchable([episode_row(e, s.turns, new_vectors[e.id]) for s in sessions for e in s.episodes]),
-        facts=_searchable([fact_row(f, fact_vectors[f.id]) for f in facts]),
-        hyperedges=[row for _, row in episode_edges] + segments,
+        segment_hyperedges=segments,
         topics=_searchable(topics),
         topic_hyperedges=topic_edges,
         episode_embeddings=[{"id": k, "embedding": v.tolist()} for k, v in episode_vectors.items()],
