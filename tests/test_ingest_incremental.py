@@ -1,7 +1,7 @@
 """Idempotence and incrementality of ingest (issue 3, Correctness).
 
 Each test builds its own memory (the test conversation under another memory_id) in the
-shared store. A session that is rebuilt loses its episodes (``clear_session`` deletes them),
+shared store. A session that is rebuilt loses its episodes (``ingest/clear_sessions`` deletes them),
 so a marker property set on every episode before an ingest tells which sessions were
 rebuilt and which were left alone.
 """

@@ -422,8 +422,8 @@ class Ingestor:
         every read of what the sessions held (their stored turn and fact vectors) and while the titles and the plan
         are being made (the plan's reads of the stored hypergraph leave those sessions out, so they find the same
         before and after)."""
-        for session in first.sessions:
-            writes.query("ingest/clear_session", memory_id=memory_id, session=session)
+        writes.query("ingest/clear_sessions", memory_id=memory_id, sessions=first.sessions)
+        writes.query("maintain/prune_facts", memory_id=memory_id)  # those of an ingest stopped before its episodes
         self._prune(writes, memory_id)
         writes.write("write/turns", first.turns)
         writes.write("write/elements", first.elements)
@@ -450,8 +450,7 @@ class Ingestor:
 
     @staticmethod
     def _prune(store: OrderedWrites, memory_id: str) -> None:
-        for name in ("maintain/prune_facts", "maintain/prune_hyperedges", "maintain/prune_topics",
-                     "maintain/prune_elements"):  # fmt: skip
+        for name in ("maintain/prune_hyperedges", "maintain/prune_topics", "maintain/prune_elements"):
             store.query(name, memory_id=memory_id)
 
     # --- report ----------------------------------------------------------------------------
