@@ -52,7 +52,7 @@ STAGES = {
     "_build_episodes": "episodes: segment + describe",
     "_build_facts": "facts: extract",
     "_embed_facts": "facts: vectors",
-    "_write_first": "write: clear, turns, elements (queued to the writer thread)",
+    "_write_first": "write: clear, prune, elements, facts (queued to the writer)",
     "_take_titles": "episodes: titles, wait (worker process)",
     "find_new_words": "vocabulary: new words (lookups)",
     "write_new_words": "vocabulary: writes (beside the rest)",

@@ -14,7 +14,7 @@ import pytest
 
 from hypermem.ingest.elements import TurnElements
 from hypermem.ingest.keywords import KeywordExtractor
-from hypermem.ingest.plan import SessionBuild, StoredHypergraph, first_writes, plan_write
+from hypermem.ingest.plan import SessionBuild, StoredHypergraph, first_writes, plan_write, turn_rows
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.topics import CentroidTopicAssigner, TopicState
 from hypermem.ingest.turns import session_hash
@@ -139,11 +139,12 @@ def test_segments_merge_into_the_stored_one_at_jaccard_above_the_threshold(plan)
 
 def test_turns_elements_and_session_marks(plan, first, session):
     assert first.sessions == ["2"]
-    assert [(t["dia_id"], t["prev_id"]) for t in first.turns] == [
+    turns = turn_rows([session])
+    assert [(t["dia_id"], t["prev_id"]) for t in turns] == [
         ("D2:1", None), ("D2:2", "m/turn/D2:1"), ("D2:3", "m/turn/D2:2"), ("D2:4", "m/turn/D2:3"),
     ]  # fmt: skip
-    assert first.turns[0]["terms"] == " ".join(bm25.analyze(first.turns[0]["text"]))  # what a search scores
-    assert first.turns[0]["words"] == len(first.turns[0]["text"].split(" "))
+    assert turns[0]["terms"] == " ".join(bm25.analyze(turns[0]["text"]))  # what a search scores
+    assert turns[0]["words"] == len(turns[0]["text"].split(" "))
     assert [e["id"] for e in first.elements] == [ANA, PARIS]
     assert plan.session_marks == [
         {"id": "m/ingest/2", "memory_id": "m", "session": "2", "hash": session_hash(session.turns)}

@@ -259,7 +259,8 @@ def load_spacy(name: str):
     # 2.8-3.2, the same entities in every piece.
     ops = NumpyOps(use_blis=False)
     for _, component in nlp.pipeline:
-        for layer in component.model.walk():
+        model = getattr(component, "model", None)  # a trainable component's thinc model
+        for layer in model.walk() if model is not None else ():
             layer.ops = ops
     return nlp
 

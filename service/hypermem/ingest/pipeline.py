@@ -37,7 +37,15 @@ from hypermem.ingest.annotate import Annotation, Keyphrases
 from hypermem.ingest.elements import element_nodes
 from hypermem.ingest.episodes import TITLE_KEYPHRASES, centroid, episode_turns, summary, title, title_input
 from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
-from hypermem.ingest.plan import FirstWrites, SessionBuild, StoredHypergraph, WritePlan, first_writes, plan_write
+from hypermem.ingest.plan import (
+    FirstWrites,
+    SessionBuild,
+    StoredHypergraph,
+    WritePlan,
+    first_writes,
+    plan_write,
+    turn_rows,
+)
 from hypermem.ingest.priority import lower_thread_priority
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.supersession import statement_family
@@ -144,21 +152,22 @@ class Ingestor:
             # The vocabulary's writes run beside the rest on an embedding thread, done before any session is marked.
             words = self._embed_pool.submit(write_new_words, self.store, self.embedder, new_words, single_thread=True)
             try:
-                built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
-                for session in built:
-                    self._build_episodes(memory_id, session)
-                titles = self._start_titles(built)  # in the worker process, while this one builds the facts
-                for session in built:
-                    self._build_facts(memory_id, session)
-                self._embed_facts(memory_id, sessions)
-                # The server runs each statement while this thread formats the next, or titles and plans.
+                # The server runs each statement while this thread builds the episodes and facts, or titles and plans.
                 with OrderedWrites(self.store) as writes:
+                    writes.write("write/turns", turn_rows(sessions))
+                    built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
+                    for session in built:
+                        self._build_episodes(memory_id, session)
+                    titles = self._start_titles(built)  # in the worker process, while this one builds the facts
+                    for session in built:
+                        self._build_facts(memory_id, session)
+                    self._embed_facts(memory_id, sessions)
                     first = first_writes(memory_id, sessions, self.settings.propagation_lambda)
                     self._write_first(writes, memory_id, first)
                     self._take_titles(built, titles)
                     self._write(writes, memory_id, first, self._plan(memory_id, sessions), words)
                 if progress is not None:
-                    progress(len(first.turns))
+                    progress(sum(len(s.turns) for s in sessions))
             finally:
                 wait([words])  # a failed ingest leaves no vocabulary write running after it returns
             if report.updated:
@@ -418,14 +427,13 @@ class Ingestor:
         return StoredHypergraph(list(topics.values()), segments)
 
     def _write_first(self, writes: OrderedWrites, memory_id: str, first: FirstWrites) -> None:
-        """Clear the rebuilt sessions and prune, then write the turns, elements and facts (``FirstWrites``), after
-        every read of what the sessions held (their stored turn and fact vectors) and while the titles and the plan
-        are being made (the plan's reads of the stored hypergraph leave those sessions out, so they find the same
-        before and after)."""
+        """Clear the rebuilt sessions and prune, then write the elements and facts (``FirstWrites``), after every read
+        of what the sessions held (their stored turn and fact vectors) and while the titles and the plan are being
+        made (the plan's reads of the stored hypergraph leave those sessions out, so they find the same before and
+        after)."""
         writes.query("ingest/clear_sessions", memory_id=memory_id, sessions=first.sessions)
         writes.query("maintain/prune_facts", memory_id=memory_id)  # those of an ingest stopped before its episodes
         self._prune(writes, memory_id)
-        writes.write("write/turns", first.turns)
         writes.write("write/elements", first.elements)
         writes.write("write/facts", first.facts)
 

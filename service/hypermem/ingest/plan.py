@@ -11,10 +11,10 @@ episodes of those sessions), ``plan_write`` computes every row the call writes:
   (``hypermem.ingest.topics``), stored members included.
 
 It reads nothing and writes nothing (the topic assigner may ask an LLM), so what it returns
-does not depend on the order of the writes. ``first_writes`` gives the rows that need neither the episodes' titles
-nor the stored hypergraph (the turns, elements and facts, with the episode hyperedges that propagate the facts'
-vectors): ``Ingestor`` writes them while it titles the episodes and plans, then reads the stored hypergraph, plans,
-and runs the plan.
+does not depend on the order of the writes. ``turn_rows`` gives the turns, which ``Ingestor`` writes as soon as they
+are embedded; ``first_writes`` gives the rows that need neither the episodes' titles nor the stored hypergraph (the
+elements and facts, with the episode hyperedges that propagate the facts' vectors): ``Ingestor`` writes them while it
+titles the episodes and plans, then reads the stored hypergraph, plans, and runs the plan.
 """
 
 from __future__ import annotations
@@ -65,15 +65,14 @@ class StoredHypergraph:
 
 @dataclass(frozen=True)
 class FirstWrites:
-    """What one ingest call writes before its plan (``first_writes``): the rebuilt ``sessions`` are cleared and the
-    memory pruned, then its ``turns``, ``elements`` and ``facts`` are written. None of it depends on the episodes'
+    """What one ingest call writes before its plan, after its turns (``first_writes``): the rebuilt ``sessions`` are
+    cleared and the memory pruned, then its ``elements`` and ``facts`` are written. None of it depends on the episodes'
     titles or the stored hypergraph, so ``Ingestor`` runs it while the titles and the plan are still being made.
     ``episode_hyperedges`` (one per episode, over its facts) are written after the episodes that own them
     (``Ingestor._write``); a fact outside every one is pruned (``maintain/prune_facts``: an ingest that stopped
     between the two)."""
 
     sessions: list[str]
-    turns: list[dict]
     elements: list[dict]
     facts: list[dict]
     episode_hyperedges: list[dict]
@@ -96,9 +95,9 @@ class WritePlan:
 
 
 def first_writes(memory_id: str, sessions: list[SessionBuild], propagation_lambda: float) -> FirstWrites:
-    """The ``FirstWrites`` of ``sessions`` into ``memory_id``: their turns (chained in dialogue order, with their
-    text's BM25 analysis), their turns' element nodes, and their facts with vectors propagated over their episode
-    hyperedges (``propagation_lambda``: λ of HyperMem eq. 4). Leaves its arguments unchanged."""
+    """The ``FirstWrites`` of ``sessions`` into ``memory_id``: their turns' element nodes, and their facts with
+    vectors propagated over their episode hyperedges (``propagation_lambda``: λ of HyperMem eq. 4). Leaves its
+    arguments unchanged."""
     facts = [f for s in sessions for f in s.facts]
     episode_edges = [edge for s in sessions for edge in _episode_hyperedges(memory_id, s)]
     fact_vectors = propagate(
@@ -108,9 +107,6 @@ def first_writes(memory_id: str, sessions: list[SessionBuild], propagation_lambd
     )
     return FirstWrites(
         sessions=[s.session for s in sessions],
-        turns=_searchable(
-            [_turn_row(turn, s.turns[i - 1] if i else None) for s in sessions for i, turn in enumerate(s.turns)]
-        ),
         elements=[as_row(e) for e in {k: e for s in sessions for k, e in s.element_nodes.items()}.values()],
         facts=_searchable([fact_row(f, fact_vectors[f.id]) for f in facts]),
         episode_hyperedges=[row for _, row in episode_edges],
@@ -155,6 +151,14 @@ def plan_write(memory_id: str, sessions: list[SessionBuild], stored: StoredHyper
             }  # fmt: skip
             for s in sessions
         ],
+    )
+
+
+def turn_rows(sessions: list[SessionBuild]) -> list[dict]:
+    """The ``write/turns`` rows of ``sessions``' turns (with vectors), chained in dialogue order, with their text's BM25
+    analysis. A prune never removes a turn and no read of the ingest is changed by one, so they are written first."""
+    return _searchable(
+        [_turn_row(turn, s.turns[i - 1] if i else None) for s in sessions for i, turn in enumerate(s.turns)]
     )
 
 
