@@ -154,11 +154,11 @@ class Ingestor:
             try:
                 # The server runs each statement while this thread builds the episodes and facts, or titles and plans.
                 with OrderedWrites(self.store) as writes:
-                    writes.write("write/turns", turn_rows(sessions))
                     built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
                     for session in built:
                         self._build_episodes(memory_id, session)
-                    titles = self._start_titles(built)  # in the worker process, while this one builds the facts
+                    titles = self._start_titles(built)  # in the worker process, while this one writes and builds
+                    writes.write("write/turns", turn_rows(sessions))
                     for session in built:
                         self._build_facts(memory_id, session)
                     self._embed_facts(memory_id, sessions)
