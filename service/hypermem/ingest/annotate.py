@@ -7,9 +7,6 @@ the embedding beside them 6.4-7.2 s on a thread against 5.9 s with them in a pro
 alone). So a large ingest sends them to one worker process, started on first use and reused by
 every later ingest of this process (``bench/bench_ingest.py`` measures the effect).
 
-Once the turns are annotated the worker's core would idle, so an ingest also sends it the episode titles (YAKE
-over each episode's turns: three quarters of the ingest's own Python time on LoCoMo) and builds the facts meanwhile.
-
 Small ingests (fewer than ``WORKER_MIN_TEXTS`` texts, e.g. a live message) run in-process: they
 would not gain, and the first one would wait for the worker to start (spaCy loads in seconds).
 A worker that dies is replaced, and the work it had is redone in-process, so nothing is lost.
@@ -18,7 +15,6 @@ A worker that dies is replaced, and the work it had is redone in-process, so not
 from __future__ import annotations
 
 import atexit
-import functools
 import logging
 import multiprocessing
 import os
@@ -39,9 +35,6 @@ from hypermem.ingest.priority import lower_process_priority
 log = logging.getLogger(__name__)
 
 WORKER_MIN_TEXTS = 64  # fewer turns than this are annotated in-process
-
-WORKER_MIN_KEYPHRASE_JOBS = 16  # fewer episode titles than this are made in-process
-KEYPHRASE_CHUNK = 4  # episode titles per worker call (~25 ms on LoCoMo): the unit this process takes back
 
 _worker: dict[str, tuple[ElementExtractor, KeywordExtractor]] = {}  # in the worker: spaCy model -> extractors
 
@@ -108,65 +101,6 @@ class Annotator:
         local: Future[Annotation] = Future()
         local.set_result(annotate(*args))
         return local
-
-    def submit_keyphrases(
-        self, jobs: list[tuple[str, frozenset[str]]], count: int, local: KeywordExtractor
-    ) -> Keyphrases:
-        """``[local.top(text, count, exclude) for text, exclude in jobs]`` (episode titles), started in the worker
-        process in chunks when there are at least ``WORKER_MIN_KEYPHRASE_JOBS`` (it is idle once the turns are
-        annotated; this process goes on with the facts meanwhile), else all made here when asked for."""
-        chunks = [jobs[i : i + KEYPHRASE_CHUNK] for i in range(0, len(jobs), KEYPHRASE_CHUNK)]
-        started: list[Future[list[list[str]]] | None] = [None] * len(chunks)
-        if len(jobs) >= WORKER_MIN_KEYPHRASE_JOBS:
-            try:
-                pool = _pool(self.nice)
-                started = [pool.submit(keyphrases, chunk, count) for chunk in chunks]
-            except (BrokenProcessPool, RuntimeError) as exc:  # the pool broke before this call
-                log.warning("annotation worker unavailable (%s); making the titles in-process", exc)
-                _reset_pool()
-        return Keyphrases(chunks, started, count, local)
-
-
-class Keyphrases:
-    """The keyphrases of ``Annotator.submit_keyphrases``'s jobs. ``result()`` makes here, with ``local``, every chunk
-    the worker has not started yet (last ones first: it cancels them there), and any chunk a dying worker lost, then
-    waits for the rest: neither process idles while the other still has chunks to do."""
-
-    def __init__(self, chunks: list[list[tuple[str, frozenset[str]]]],
-                 started: list[Future[list[list[str]]] | None], count: int, local: KeywordExtractor):  # fmt: skip
-        self._chunks, self._started, self._count, self._local = chunks, started, count, local
-
-    def result(self) -> list[list[str]]:
-        """Each job's keyphrases, in job order. Raises what the extraction raised (but a lost worker)."""
-        done: list[list[list[str]] | None] = [None] * len(self._chunks)
-        for i in reversed(range(len(self._chunks))):
-            future = self._started[i]
-            if future is None or future.cancel():
-                done[i] = local_keyphrases(self._local, self._chunks[i], self._count)
-        for i, future in enumerate(self._started):
-            if done[i] is None and future is not None:
-                try:
-                    done[i] = future.result()
-                except BrokenProcessPool:
-                    log.warning("annotation worker died; making its titles in-process")
-                    _reset_pool()
-                    done[i] = local_keyphrases(self._local, self._chunks[i], self._count)
-        return [found for chunk in done if chunk is not None for found in chunk]
-
-
-def keyphrases(jobs: list[tuple[str, frozenset[str]]], count: int) -> list[list[str]]:
-    """The top ``count`` keyphrases of each ``(text, exclude)`` (``KeywordExtractor.top``), with this process's
-    uncached extractor (the worker's)."""
-    return local_keyphrases(_keyphrase_extractor(), jobs, count)
-
-
-@functools.cache
-def _keyphrase_extractor() -> KeywordExtractor:
-    return KeywordExtractor(cache_size=0)
-
-
-def local_keyphrases(keywords: KeywordExtractor, jobs: list[tuple[str, frozenset[str]]], count: int) -> list[list[str]]:
-    return [keywords.top(text, count, exclude) for text, exclude in jobs]
 
 
 _lock = threading.Lock()

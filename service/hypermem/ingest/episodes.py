@@ -1,11 +1,13 @@
 """Episode descriptions: title, extractive summary, time span, participants (HyperMem §3.1).
 
-No-LLM: the title is the episode's top YAKE keyphrases; the summary is the turns closest
-to the episode centroid (a centroid-based extractive summary, Radev et al. 2004), each
-prefixed with its speaker. The LLM path takes title and summary from the segmentation call.
+The title is the episode's top keyphrases, pooled from its turns' own YAKE keyphrases (those their facts carry,
+computed once); the summary is the turns closest to the episode centroid (a centroid-based extractive summary,
+Radev et al. 2004), each prefixed with its speaker.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -16,6 +18,7 @@ SUMMARY_TURNS = 2
 TITLE_KEYPHRASES = 3
 SUMMARY_TURN_CHARS = 240
 TITLE_TURN_CHARS = 2_000  # keyword extraction reads at most this much prose of each turn (long turns: code, logs)
+_WORDS = re.compile(r"[a-z0-9']+")  # the words of a lowercase keyphrase (as ``keywords`` reads them)
 
 
 def centroid(vectors: np.ndarray) -> np.ndarray:
@@ -25,16 +28,33 @@ def centroid(vectors: np.ndarray) -> np.ndarray:
     return mean / norm if norm else mean
 
 
-def title_input(turns: list[Turn]) -> tuple[str, frozenset[str]]:
-    """What an episode's title is made from: ``(text, exclude)`` for ``KeywordExtractor.top``: its turns' prose (at
-    most ``TITLE_TURN_CHARS`` of each) and the words no title phrase may hold (speakers and their nicknames, "mel")."""
+def title_exclusions(turns: list[Turn]) -> frozenset[str]:
+    """The words no title phrase of an episode of ``turns`` may hold: its speakers and their nicknames ("mel")."""
     names = {t.speaker.lower() for t in turns}
-    exclude = frozenset(names | {name[:3] for name in names})
-    return " ".join(prose_of(t.text)[:TITLE_TURN_CHARS] for t in turns), exclude
+    return frozenset(names | {name[:3] for name in names})
+
+
+def title_keyphrases(turn_keyphrases: list[list[str]], exclude: frozenset[str]) -> list[str]:
+    """An episode's top ``TITLE_KEYPHRASES`` keyphrases from its turns' own (``turn_keyphrases``: each turn's YAKE
+    keyphrases, best first, as its fact carries them): a phrase scores 1 / (1 + its rank) in each turn that has it,
+    summed, so a phrase the episode keeps coming back to wins; ties go to the earlier phrase. Phrases holding a word of
+    ``exclude`` (``title_exclusions``) are left out."""
+    scores: dict[str, float] = {}
+    for found in turn_keyphrases:
+        for rank, phrase in enumerate(found):
+            if not exclude.intersection(_WORDS.findall(phrase)):
+                scores[phrase] = scores.get(phrase, 0.0) + 1.0 / (1 + rank)
+    return sorted(scores, key=lambda phrase: -scores[phrase])[:TITLE_KEYPHRASES]
+
+
+def title_text(turn: Turn) -> str:
+    """The text a turn's title keyphrases come from (``KeywordExtractor.top`` of it): its prose, at most
+    ``TITLE_TURN_CHARS`` (the turn fact's keyword text when the turn is not long: the same keyphrases, computed once)."""
+    return prose_of(turn.text)[:TITLE_TURN_CHARS]
 
 
 def title(keyphrases: list[str], turns: list[Turn]) -> str:
-    """An episode's title: its top ``TITLE_KEYPHRASES`` keyphrases of ``title_input``, else its first turn's start."""
+    """An episode's title: its ``title_keyphrases``, else its first turn's start."""
     return ", ".join(keyphrases) or turns[0].text[:60]
 
 

@@ -33,9 +33,9 @@ import numpy as np
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.ingest.annotate import Annotation, Keyphrases
+from hypermem.ingest.annotate import Annotation
 from hypermem.ingest.elements import element_nodes
-from hypermem.ingest.episodes import TITLE_KEYPHRASES, centroid, episode_turns, summary, title, title_input
+from hypermem.ingest.episodes import centroid, summary, title, title_exclusions, title_keyphrases, title_text
 from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
 from hypermem.ingest.plan import (
     FirstWrites,
@@ -155,16 +155,14 @@ class Ingestor:
                 # The server runs each statement while this thread builds the episodes and facts, or titles and plans.
                 with OrderedWrites(self.store) as writes:
                     built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
+                    writes.write("write/turns", turn_rows(sessions))
                     for session in built:
                         self._build_episodes(memory_id, session)
-                    titles = self._start_titles(built)  # in the worker process, while this one writes and builds
-                    writes.write("write/turns", turn_rows(sessions))
                     for session in built:
                         self._build_facts(memory_id, session)
                     self._embed_facts(memory_id, sessions)
                     first = first_writes(memory_id, sessions, self.settings.propagation_lambda)
                     self._write_first(writes, memory_id, first)
-                    self._take_titles(built, titles)
                     self._write(writes, memory_id, first, self._plan(memory_id, sessions), words)
                 if progress is not None:
                     progress(sum(len(s.turns) for s in sessions))
@@ -308,7 +306,7 @@ class Ingestor:
                 memory_id=memory_id,
                 id=node_id(memory_id, "episode", key(turns[0].dia_id)),
                 session=session.session,
-                title="",  # _take_titles
+                title=self._title(turns),
                 summary=summary(turns, vectors[start:end]),
                 start=min(t.timestamp for t in turns),  # dialogue order need not be time order
                 end=max(t.timestamp for t in turns),
@@ -325,21 +323,11 @@ class Ingestor:
             session.mentions[episode.id] = mentions
             session.episodes.append(episode)
 
-    def _start_titles(self, sessions: list[SessionBuild]) -> Keyphrases:
-        """Start the keyphrases of every episode's title (``episodes.title_input``), in the annotation worker for
-        many episodes (``_take_titles`` makes here those it has not started)."""
-        jobs = [
-            title_input(episode_turns(episode, session.turns)) for session in sessions for episode in session.episodes
-        ]
-        return self.stages.annotator.submit_keyphrases(jobs, TITLE_KEYPHRASES, self.stages.keywords)
-
-    @staticmethod
-    def _take_titles(sessions: list[SessionBuild], pending: Keyphrases) -> None:
-        """Wait for the titles' keyphrases and title the episodes with them."""
-        found = iter(pending.result())
-        for session in sessions:
-            for episode in session.episodes:
-                episode.title = title(next(found), episode_turns(episode, session.turns))
+    def _title(self, turns: list[Turn]) -> str:
+        """An episode's title from its ``turns``' own keyphrases (``episodes.title_keyphrases``): each turn's are those
+        its fact carries, made by the annotation (``_take_annotation``), so a title costs no keyword extraction."""
+        found = [self.stages.keywords.top(title_text(turn), TURN_KEYWORDS) for turn in turns]
+        return title(title_keyphrases(found, title_exclusions(turns)), turns)
 
     # --- stage 4: facts ------------------------------------------------------------------
     def _build_facts(self, memory_id: str, session: SessionBuild) -> None:
