@@ -512,6 +512,12 @@ def test_validation_errors_name_the_field(client, acme):
     assert duplicate.get_json()["errors"]["json"]["messages"]["1"]["message_id"] == [
         "repeats an earlier message_id in this batch"
     ]
+    alike = [{**message(1, "a"), "message_id": "A b"}, {**message(2, "b"), "message_id": "\uff21 b"}]  # fullwidth A
+    same = client.post(url, headers=acme, json={"messages": alike})
+    assert same.status_code == 422
+    assert same.get_json()["errors"]["json"]["messages"]["1"]["message_id"] == [
+        "repeats an earlier message_id in this batch (the same id as 'A b' after Unicode NFKC normalisation)"
+    ]
     assert client.post(url, headers=acme, json={}).get_json()["errors"]["json"] == {
         "messages": ["Missing data for required field."]
     }

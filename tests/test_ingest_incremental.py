@@ -307,7 +307,8 @@ def test_a_failed_vocabulary_marks_no_session_and_the_next_ingest_completes_it(h
 def test_facts_left_by_an_ingest_stopped_before_its_episodes_are_pruned_by_the_next(hm_service, monkeypatch):
     """Facts are written before their episodes and episode hyperedges (``plan.FirstWrites``). An ingest that stops in
     between leaves facts that no episode reaches, so a rebuild of their session cannot clear them: the next ingest
-    prunes them (``maintain/prune_facts``) and the memory ends as a clean ingest of what it was given leaves it."""
+    prunes them (``maintain/prune_facts``) and the memory ends as a clean ingest of what it was given leaves it.
+    Meanwhile a query answers from the turns and leaves those facts out (``retrieve/fact_details``)."""
 
     def stop(*_args):
         raise RuntimeError("stopped before the episodes")
@@ -319,6 +320,8 @@ def test_facts_left_by_an_ingest_stopped_before_its_episodes_are_pruned_by_the_n
     left = {i.removeprefix("stopped/") for i in _ids(hm_service, "stopped")}
     assert any(i.startswith("fact/") for i in left)  # the facts were written ...
     assert not any(i.startswith("episode/") for i in left)  # ... and no episode
+    meanwhile = hm_service.query("stopped", "What did Nadia make in her pottery class?")
+    assert meanwhile.turns and not meanwhile.facts
 
     edits = {"D2:3": "Haha ok."}  # no fact of its own any more
     hm_service.ingest_conversation(conversation_from_record(make_testconv_record("stopped", edits=edits)))

@@ -63,6 +63,23 @@ def test_bad_message_names_the_field_and_writes_nothing(badin, bad, field):
     assert not badin.store.run_cypher("MATCH (t:Turn {dia_id: 'N1'}) WHERE t.memory_id = $m RETURN t.id", {"m": MEMORY})
 
 
+@pytest.mark.parametrize(("first", "second"), [("A b", "\uff21 b"), ("caf\u00e9 1", "cafe\u0301 1")])
+def test_message_ids_equal_after_normalisation_are_one_id_twice(badin, first, second):
+    """Ids are keyed by their NFKC form (``ids.key``): two that differ only there would be one turn, so a batch
+    naming both is refused, naming the field, and nothing is written."""
+    before = badin.store.counts(MEMORY)
+    pair = [Message(first, "Omar", "I adopted a grey cat.", WHEN, "new"),
+            Message(second, "Omar", "I signed up for pottery.", WHEN, "new")]  # fmt: skip
+    with pytest.raises(IngestInputError) as info:
+        badin.ingest_messages(MEMORY, pair)
+    assert info.value.field == "messages[1].message_id"
+    assert str(info.value) == (
+        f"messages[1].message_id: duplicate {second!r} in one batch (the same id as {first!r} after Unicode NFKC "
+        "normalisation)"
+    )
+    assert badin.store.counts(MEMORY) == before
+
+
 def test_a_message_over_the_limit_names_the_limit(badin):
     with pytest.raises(IngestInputError, match=r"2000001 characters; the limit is 2000000"):
         badin.ingest_messages(MEMORY, [Message("N9", "Omar", "y" * 2_000_001, WHEN, "new")])
@@ -131,6 +148,15 @@ def test_locomo_duplicate_dia_id_names_both_places(tmp_path):
     with pytest.raises(
         LocomoFormatError, match=rf"dup\.session_2\[3\]\.dia_id: '{first}' is also dup\.session_1\[0\]\.dia_id"
     ):
+        load_locomo(_write(tmp_path, [record]))
+
+
+def test_locomo_dia_ids_equal_after_normalisation_are_one_id_twice(tmp_path):
+    record = make_testconv_record("nfd")
+    record["conversation"]["session_1"][0]["dia_id"] = "caf\u00e9 1"
+    record["conversation"]["session_2"][3]["dia_id"] = "cafe\u0301 1"
+    with pytest.raises(LocomoFormatError, match=r"nfd\.session_2\[3\]\.dia_id: .* is also nfd\.session_1\[0\]\.dia_id \(the "
+                       r"same id as .* after Unicode NFKC normalisation\)"):  # fmt: skip
         load_locomo(_write(tmp_path, [record]))
 
 

@@ -276,7 +276,7 @@ def _print_result(result: QueryResult, as_json: bool) -> None:
 def ingest_locomo(
     path: str = typer.Argument(..., help="A LoCoMo-format JSON file."),
     conversation: list[str] = typer.Option(
-        None, "--conversation", "-c", help="A sample_id to ingest (repeatable; default all)."
+        None, "--conversation", "-c", metavar="SAMPLE_ID", help="A sample_id to ingest (repeatable; default all)."
     ),
     llm: bool = typer.Option(
         None, "--llm/--no-llm", help="Force the LLM or the no-LLM path (default: LLM when configured)."
@@ -343,7 +343,9 @@ def query(
 @app.command()
 def demo(
     path: str = typer.Argument(None, help="LoCoMo-format JSON (default: the bundled sample conversation)."),
-    conversation: list[str] = typer.Option(None, "--conversation", "-c", help="A sample_id (repeatable)."),
+    conversation: list[str] = typer.Option(
+        None, "--conversation", "-c", metavar="SAMPLE_ID", help="A sample_id (repeatable)."
+    ),
     question: str = typer.Option(None, "--question", "-q", help="Question to ask the first conversation."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
 ) -> None:
@@ -376,12 +378,12 @@ def demo(
 def eval_locomo(
     path: str = typer.Argument(..., help="A LoCoMo JSON file."),
     conversation: list[str] = typer.Option(
-        None, "--conversation", "-c", help="A sample_id to run (repeatable; default all)."
+        None, "--conversation", "-c", metavar="SAMPLE_ID", help="A sample_id to run (repeatable; default all)."
     ),
     out: str = typer.Option(..., "--out", help="Directory for results.json, results.md, recall_vs_turns.png."),
     qa: bool = typer.Option(False, "--qa", help="Also answer with the configured LLM and score F1, BLEU-1, judge."),
     qa_system: list[str] = typer.Option(
-        ["hypermem"], "--qa-system", help="System whose context --qa answers from (repeatable)."
+        ["hypermem"], "--qa-system", metavar="SYSTEM", help="System whose context --qa answers from (repeatable)."
     ),
     limit: int = typer.Option(None, "--limit", min=1, help="Only the first N questions of each conversation."),
 ) -> None:

@@ -25,6 +25,7 @@ from marshmallow import (
 )
 
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
+from hypermem.store.ids import repeated_key, repeated_key_note
 from hypermem.text import CONTROLS, INVISIBLE, UNSEEN, encodable, is_blank
 
 EARLIEST = datetime(1900, 1, 1)
@@ -196,14 +197,14 @@ class IngestRequestSchema(RequestSchema):
 
     @validates_schema
     def _unique_ids(self, data: dict, **kwargs) -> None:
-        seen: set[str] = set()
+        seen: dict[str, str] = {}  # message_id key -> the first message_id with it
         repeated = {}
         for index, message in enumerate(data.get("messages", [])):
             if isinstance(message, RejectedItem):
                 continue
-            if message["message_id"] in seen:
-                repeated[index] = {"message_id": ["repeats an earlier message_id in this batch"]}
-            seen.add(message["message_id"])
+            if (earlier := repeated_key(seen, message["message_id"])) is not None:
+                note = repeated_key_note(message["message_id"], earlier)
+                repeated[index] = {"message_id": [f"repeats an earlier message_id in this batch{note}"]}
         if repeated and not data.get("partial"):
             raise ValidationError({"messages": repeated})
         for index, errors in repeated.items():

@@ -38,6 +38,22 @@ def key(value: str) -> str:
     return f"~{digest}"
 
 
+def repeated_key(seen: dict[str, str], value: str) -> str | None:
+    """The value recorded in ``seen`` (key -> first value) under ``value``'s key, or None after recording ``value``.
+    Two ids whose keys are equal are one id (``key``: the same after NFKC normalisation, e.g. "Ａ b" and "A b"), so a
+    batch naming both names one message twice."""
+    found = key(value)
+    if found in seen:
+        return seen[found]
+    seen[found] = value
+    return None
+
+
+def repeated_key_note(value: str, earlier: str) -> str:
+    """What to add to a "repeated id" message when ``value`` repeats ``earlier`` only after normalisation."""
+    return "" if value == earlier else f" (the same id as {earlier!r} after Unicode NFKC normalisation)"
+
+
 def name_key(name: str) -> str:
     """The key of an element name: case- and space-insensitive (``"Dark  Mode"`` = ``"dark mode"``)."""
     return key(" ".join(normalise(name).casefold().split()))
