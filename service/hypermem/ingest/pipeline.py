@@ -152,7 +152,7 @@ class Ingestor:
             # The vocabulary's writes run beside the rest on an embedding thread, done before any session is marked.
             words = self._embed_pool.submit(write_new_words, self.store, self.embedder, new_words, single_thread=True)
             try:
-                # The server runs each statement while this thread builds the episodes and facts, or titles and plans.
+                # The server runs each statement while this thread builds the episodes and facts, or plans.
                 with OrderedWrites(self.store) as writes:
                     built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
                     writes.write("write/turns", turn_rows(sessions))
@@ -325,7 +325,8 @@ class Ingestor:
 
     def _title(self, turns: list[Turn]) -> str:
         """An episode's title from its ``turns``' own keyphrases (``episodes.title_keyphrases``): each turn's are those
-        its fact carries, made by the annotation (``_take_annotation``), so a title costs no keyword extraction."""
+        its fact carries, made by the annotation on the no-LLM path (``_take_annotation``), so there a title costs no
+        keyword extraction but a long turn's (its first ``TITLE_TURN_CHARS`` of prose)."""
         found = [self.stages.keywords.top(title_text(turn), TURN_KEYWORDS) for turn in turns]
         return title(title_keyphrases(found, title_exclusions(turns)), turns)
 
@@ -416,9 +417,8 @@ class Ingestor:
 
     def _write_first(self, writes: OrderedWrites, memory_id: str, first: FirstWrites) -> None:
         """Clear the rebuilt sessions and prune, then write the elements and facts (``FirstWrites``), after every read
-        of what the sessions held (their stored turn and fact vectors) and while the titles and the plan are being
-        made (the plan's reads of the stored hypergraph leave those sessions out, so they find the same before and
-        after)."""
+        of what the sessions held (their stored turn and fact vectors) and while the plan is being made (its reads of
+        the stored hypergraph leave those sessions out, so they find the same before and after)."""
         writes.query("ingest/clear_sessions", memory_id=memory_id, sessions=first.sessions)
         writes.query("maintain/prune_facts", memory_id=memory_id)  # those of an ingest stopped before its episodes
         self._prune(writes, memory_id)

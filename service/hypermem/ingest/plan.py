@@ -12,9 +12,9 @@ episodes of those sessions), ``plan_write`` computes every row the call writes:
 
 It reads nothing and writes nothing (the topic assigner may ask an LLM), so what it returns
 does not depend on the order of the writes. ``turn_rows`` gives the turns, which ``Ingestor`` writes as soon as they
-are embedded; ``first_writes`` gives the rows that need neither the episodes' titles nor the stored hypergraph (the
-elements and facts, with the episode hyperedges that propagate the facts' vectors): ``Ingestor`` writes them while it
-titles the episodes and plans, then reads the stored hypergraph, plans, and runs the plan.
+are embedded; ``first_writes`` gives the rows that need neither the episodes nor the stored hypergraph (the elements
+and facts, with the episode hyperedges that propagate the facts' vectors): ``Ingestor`` writes them while it reads the
+stored hypergraph and plans, then runs the plan.
 """
 
 from __future__ import annotations
@@ -66,8 +66,8 @@ class StoredHypergraph:
 @dataclass(frozen=True)
 class FirstWrites:
     """What one ingest call writes before its plan, after its turns (``first_writes``): the rebuilt ``sessions`` are
-    cleared and the memory pruned, then its ``elements`` and ``facts`` are written. None of it depends on the episodes'
-    titles or the stored hypergraph, so ``Ingestor`` runs it while the titles and the plan are still being made.
+    cleared and the memory pruned, then its ``elements`` and ``facts`` are written. None of it depends on the stored
+    hypergraph, so ``Ingestor`` runs it while the plan is still being made.
     ``episode_hyperedges`` (one per episode, over its facts) are written after the episodes that own them
     (``Ingestor._write``); a fact outside every one is pruned (``maintain/prune_facts``: an ingest that stopped
     between the two)."""
