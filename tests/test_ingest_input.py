@@ -51,6 +51,9 @@ def badin(hm_service):
         (Message("N2\x1b[31m", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
         (Message("N2", "Omar\x1b]0;pwned\x07", "Some words here.", WHEN, "new"), "messages[1].speaker"),
         (Message("N2", "Omar", "Some words here.", WHEN, "s\x01"), "messages[1].session_id"),
+        (Message("N2", "O" * 201, "Some words here.", WHEN, "new"), "messages[1].speaker"),  # the API's limit too
+        (Message("N" * 201, "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
+        (Message("N2", "Omar", "Some words here.", WHEN, "s" * 201), "messages[1].session_id"),
     ],
 )
 def test_bad_message_names_the_field_and_writes_nothing(badin, bad, field):

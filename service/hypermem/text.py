@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+MAX_IDENTIFIER_CHARS = 200  # a message id, session id or speaker (the API's limit; the CLI's and Python's the same)
 CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
 """A regex character class body of the C0/C1 control characters except tab, newline and carriage return."""
 _CONTROL = re.compile(f"[{CONTROLS}]")
@@ -60,7 +61,8 @@ def is_blank(value: str) -> bool:
 
 def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:
     """What makes ``value`` unusable as stored text, or None. ``identifier``: also no control character
-    but tab, newline, carriage return (a speaker); ``key``: an identifier without '/' (a message or session id)."""
+    but tab, newline, carriage return, and at most ``MAX_IDENTIFIER_CHARS`` (a speaker); ``key``: an identifier without
+    '/' (a message or session id)."""
     if not isinstance(value, str):
         return "missing or not a string"
     if not blank_ok and is_blank(value):
@@ -75,6 +77,8 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, id
         return "must not contain invisible format characters (zero-width, bidi marks)"
     if (key or identifier) and value != value.strip():
         return "must not start or end with whitespace"
+    if (key or identifier) and len(value) > MAX_IDENTIFIER_CHARS:
+        return f"{len(value)} characters; the limit is {MAX_IDENTIFIER_CHARS}"
     if key and "/" in value:
         return "must not contain '/'"
     return None

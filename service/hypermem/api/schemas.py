@@ -26,7 +26,7 @@ from marshmallow import (
 
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
 from hypermem.store.ids import repeated_key, repeated_key_note
-from hypermem.text import CONTROLS, INVISIBLE, UNSEEN, encodable, is_blank
+from hypermem.text import CONTROLS, INVISIBLE, MAX_IDENTIFIER_CHARS, UNSEEN, encodable, is_blank
 
 EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
@@ -102,11 +102,11 @@ class MessageSchema(RequestSchema):
     message_id = Text(
         required=True,
         min_length=1,
-        max_length=200,
+        max_length=MAX_IDENTIFIER_CHARS,
         key=True,
         metadata={"description": "Unique within the memory; re-sending it is a no-op."},
     )
-    speaker = Text(required=True, min_length=1, max_length=200, identifier=True)
+    speaker = Text(required=True, min_length=1, max_length=MAX_IDENTIFIER_CHARS, identifier=True)
     text = Text(
         required=True,
         max_length=None,
@@ -120,7 +120,7 @@ class MessageSchema(RequestSchema):
     )
     session_id = Text(
         min_length=1,
-        max_length=200,
+        max_length=MAX_IDENTIFIER_CHARS,
         key=True,
         load_default=None,
         metadata={"description": "Defaults to the timestamp's date."},
