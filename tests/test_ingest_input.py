@@ -66,7 +66,9 @@ def test_bad_message_names_the_field_and_writes_nothing(badin, bad, field):
     assert not badin.store.run_cypher("MATCH (t:Turn {dia_id: 'N1'}) WHERE t.memory_id = $m RETURN t.id", {"m": MEMORY})
 
 
-@pytest.mark.parametrize(("first", "second"), [("A b", "\uff21 b"), ("caf\u00e9 1", "cafe\u0301 1")])
+@pytest.mark.parametrize(
+    ("first", "second"), [("A b", "\uff21 b"), ("caf\u00e9 1", "cafe\u0301 1"), ("id5", "\uff49\uff44\uff15")]
+)
 def test_message_ids_equal_after_normalisation_are_one_id_twice(badin, first, second):
     """Ids are keyed by their NFKC form (``ids.key``): two that differ only there would be one turn, so a batch
     naming both is refused, naming the field, and nothing is written."""
@@ -77,8 +79,8 @@ def test_message_ids_equal_after_normalisation_are_one_id_twice(badin, first, se
         badin.ingest_messages(MEMORY, pair)
     assert info.value.field == "messages[1].message_id"
     assert str(info.value) == (
-        f"messages[1].message_id: duplicate {second!r} in one batch (the same id as {first!r} after Unicode NFKC "
-        "normalisation)"
+        f"messages[1].message_id: duplicate {second!r} in one batch ({second!a} is the same id as {first!a} after "
+        "Unicode NFKC normalisation)"
     )
     assert badin.store.counts(MEMORY) == before
 
@@ -158,8 +160,8 @@ def test_locomo_dia_ids_equal_after_normalisation_are_one_id_twice(tmp_path):
     record = make_testconv_record("nfd")
     record["conversation"]["session_1"][0]["dia_id"] = "caf\u00e9 1"
     record["conversation"]["session_2"][3]["dia_id"] = "cafe\u0301 1"
-    with pytest.raises(LocomoFormatError, match=r"nfd\.session_2\[3\]\.dia_id: .* is also nfd\.session_1\[0\]\.dia_id \(the "
-                       r"same id as .* after Unicode NFKC normalisation\)"):  # fmt: skip
+    with pytest.raises(LocomoFormatError, match=r"nfd\.session_2\[3\]\.dia_id: .* is also nfd\.session_1\[0\]\.dia_id "
+                       r"\('cafe\\u0301 1' is the same id as 'caf\\xe9 1' after Unicode NFKC normalisation\)"):  # fmt: skip
         load_locomo(_write(tmp_path, [record]))
 
 

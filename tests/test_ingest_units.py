@@ -254,6 +254,12 @@ def test_an_episode_title_pools_its_turns_keyphrases_without_its_speakers():
     assert title(keyphrases, turns) == "support group, pottery class, boston"
     assert title_keyphrases([["a b"], ["c d"]], exclude) == ["a b", "c d"]  # a tie: the earlier first
     assert title([], turns) == "x"  # no keyphrase: the first turn's start
+    assert title_keyphrases([["a" * 41, "short one"]], exclude) == ["short one"]  # a pasted blob is no title phrase
+    accented = [Turn(memory_id="m", id="m/turn/9", dia_id="D1:9", speaker=name, text="x\ny", timestamp="2023-05-08T13:56:00",
+                     session="1", seq=9) for name in ("Zoë", "Jean-Luc")]  # fmt: skip
+    found = [["zoë loves", "jean-luc visited", "saturn rings"]]
+    assert title_keyphrases(found, title_exclusions(accented)) == ["saturn rings"]
+    assert title([], accented) == "x y"  # on one line
 
 
 def test_annotation_is_redone_in_process_when_the_worker_dies():

@@ -18,7 +18,8 @@ SUMMARY_TURNS = 2
 TITLE_KEYPHRASES = 3
 SUMMARY_TURN_CHARS = 240
 TITLE_TURN_CHARS = 2_000  # keyword extraction reads at most this much prose of each turn (long turns: code, logs)
-_WORDS = re.compile(r"[a-z0-9']+")  # the words of a lowercase keyphrase (as ``keywords`` reads them)
+TITLE_PHRASE_CHARS = 40  # a longer keyphrase (a pasted blob, a sequence, a URL) is no title phrase
+_WORDS = re.compile(r"[\w']+")  # the words of a keyphrase or a speaker's name, any script
 
 
 def centroid(vectors: np.ndarray) -> np.ndarray:
@@ -30,19 +31,19 @@ def centroid(vectors: np.ndarray) -> np.ndarray:
 
 def title_exclusions(turns: list[Turn]) -> frozenset[str]:
     """The words no title phrase of an episode of ``turns`` may hold: its speakers and their nicknames ("mel")."""
-    names = {t.speaker.lower() for t in turns}
-    return frozenset(names | {name[:3] for name in names})
+    names = {t.speaker.casefold() for t in turns}
+    return frozenset({word for name in names for word in _WORDS.findall(name)} | {name[:3] for name in names})
 
 
 def title_keyphrases(turn_keyphrases: list[list[str]], exclude: frozenset[str]) -> list[str]:
     """An episode's top ``TITLE_KEYPHRASES`` keyphrases from its turns' own (``turn_keyphrases``: each turn's YAKE
     keyphrases, best first, as its fact carries them): a phrase scores 1 / (1 + its rank) in each turn that has it,
     summed, so a phrase the episode keeps coming back to wins; ties go to the earlier phrase. Phrases holding a word of
-    ``exclude`` (``title_exclusions``) are left out."""
+    ``exclude`` (``title_exclusions``), and phrases over ``TITLE_PHRASE_CHARS``, are left out."""
     scores: dict[str, float] = {}
     for found in turn_keyphrases:
         for rank, phrase in enumerate(found):
-            if not exclude.intersection(_WORDS.findall(phrase)):
+            if len(phrase) <= TITLE_PHRASE_CHARS and not exclude.intersection(_WORDS.findall(phrase.casefold())):
                 scores[phrase] = scores.get(phrase, 0.0) + 1.0 / (1 + rank)
     return sorted(scores, key=lambda phrase: -scores[phrase])[:TITLE_KEYPHRASES]
 
@@ -54,8 +55,10 @@ def title_text(turn: Turn) -> str:
 
 
 def title(keyphrases: list[str], turns: list[Turn]) -> str:
-    """An episode's title: its ``title_keyphrases``, else its first turn's start."""
-    return ", ".join(keyphrases) or turns[0].text[:60]
+    """An episode's title: its ``title_keyphrases``, else its first turn's start (its prose, else its text, on one
+    line, at most 60 characters)."""
+    first = turns[0].text
+    return ", ".join(keyphrases) or " ".join((prose_of(first) or first).split())[:60]
 
 
 def summary(turns: list[Turn], vectors: np.ndarray) -> str:

@@ -39,10 +39,10 @@ def key(value: str) -> str:
 
 
 def repeated_key(seen: dict[str, str], value: str) -> str | None:
-    """The value recorded in ``seen`` (key -> first value) under ``value``'s key, or None after recording ``value``.
-    Two ids whose keys are equal are one id (``key``: the same after NFKC normalisation, e.g. "Ａ b" and "A b"), so a
-    batch naming both names one message twice."""
-    found = key(value)
+    """The value recorded in ``seen`` (NFKC form -> first value) under ``value``'s NFKC form, or None after recording
+    ``value``. Two ids with one NFKC form are refused together in a batch: most are one key (``key``: "Ａ b" and
+    "A b"), and a safe token and its twin ("id5", "ｉｄ５") would be two turns that look alike."""
+    found = normalise(value)
     if found in seen:
         return seen[found]
     seen[found] = value
@@ -51,7 +51,7 @@ def repeated_key(seen: dict[str, str], value: str) -> str | None:
 
 def repeated_key_note(value: str, earlier: str) -> str:
     """What to add to a "repeated id" message when ``value`` repeats ``earlier`` only after normalisation."""
-    return "" if value == earlier else f" (the same id as {earlier!r} after Unicode NFKC normalisation)"
+    return "" if value == earlier else f" ({value!a} is the same id as {earlier!a} after Unicode NFKC normalisation)"
 
 
 def name_key(name: str) -> str:
