@@ -25,7 +25,7 @@ from marshmallow import (
 )
 
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
-from hypermem.store.ids import repeated_key, repeated_key_note
+from hypermem.store.ids import repeated_id, repeated_id_note
 from hypermem.text import CONTROLS, INVISIBLE, MAX_IDENTIFIER_CHARS, UNSEEN, encodable, is_blank
 
 EARLIEST = datetime(1900, 1, 1)
@@ -197,13 +197,13 @@ class IngestRequestSchema(RequestSchema):
 
     @validates_schema
     def _unique_ids(self, data: dict, **kwargs) -> None:
-        seen: dict[str, str] = {}  # message_id key -> the first message_id with it
+        seen: dict[str, str] = {}  # message_id NFKC form -> the first message_id with it
         repeated = {}
         for index, message in enumerate(data.get("messages", [])):
             if isinstance(message, RejectedItem):
                 continue
-            if (earlier := repeated_key(seen, message["message_id"])) is not None:
-                note = repeated_key_note(message["message_id"], earlier)
+            if (earlier := repeated_id(seen, message["message_id"])) is not None:
+                note = repeated_id_note(message["message_id"], earlier)
                 repeated[index] = {"message_id": [f"repeats an earlier message_id in this batch{note}"]}
         if repeated and not data.get("partial"):
             raise ValidationError({"messages": repeated})

@@ -19,7 +19,7 @@ from dateutil import parser as date_parser
 
 from hypermem.errors import HypermemError
 from hypermem.model import Conversation, Message
-from hypermem.store.ids import repeated_key, repeated_key_note
+from hypermem.store.ids import repeated_id, repeated_id_note
 from hypermem.text import abbreviated
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
@@ -73,7 +73,7 @@ def conversation_from_record(record: dict) -> Conversation:
     sessions.sort()
     out = Conversation(sample_id=sample_id, speakers=speakers)
     first_at: dict[str, str] = {}  # dia_id -> where it first appears
-    first_id: dict[str, str] = {}  # dia_id key -> the first dia_id with it (``ids.repeated_key``)
+    first_id: dict[str, str] = {}  # dia_id NFKC form -> the first dia_id with it (``ids.repeated_id``)
     for number, key in sessions:
         date_key = f"{key}_date_time"
         if date_key not in conv:
@@ -91,10 +91,10 @@ def conversation_from_record(record: dict) -> Conversation:
             for name in ("dia_id", "speaker", "text"):
                 if not isinstance(turn.get(name), str):
                     raise LocomoFormatError(f"{where}.{name}: missing or not a string")
-            if (earlier := repeated_key(first_id, turn["dia_id"])) is not None:
+            if (earlier := repeated_id(first_id, turn["dia_id"])) is not None:
                 raise LocomoFormatError(
                     f"{where}.dia_id: {turn['dia_id']!r} is also {first_at[earlier]}.dia_id"
-                    + repeated_key_note(turn["dia_id"], earlier)
+                    + repeated_id_note(turn["dia_id"], earlier)
                 )
             first_at[turn["dia_id"]] = where
             out.messages.append(

@@ -11,7 +11,7 @@ from datetime import datetime
 
 from hypermem.errors import HypermemError
 from hypermem.model import Message, Turn, node_id
-from hypermem.store.ids import key, repeated_key, repeated_key_note
+from hypermem.store.ids import key, repeated_id, repeated_id_note
 from hypermem.text import is_blank, text_problem
 
 
@@ -39,7 +39,7 @@ def turn_text(message: Message) -> str:
 def message_problems(messages: list[Message], max_chars: int) -> dict[int, list[tuple[str, str]]]:
     """Every problem of every message: ``{index: [(field, problem), ...]}`` (fields as ``messages[i].name``)."""
     found: dict[int, list[tuple[str, str]]] = {}
-    seen: dict[str, str] = {}  # message_id key -> the first message_id with it
+    seen: dict[str, str] = {}  # message_id NFKC form -> the first message_id with it
     for index, message in enumerate(messages):
         where = f"messages[{index}]"
         problems = []
@@ -52,9 +52,9 @@ def message_problems(messages: list[Message], max_chars: int) -> dict[int, list[
             if message.image_caption is None
             else text_problem(message.image_caption, blank_ok=True),
         }
-        if checks["message_id"] is None and (earlier := repeated_key(seen, message.message_id)) is not None:
+        if checks["message_id"] is None and (earlier := repeated_id(seen, message.message_id)) is not None:
             checks["message_id"] = (
-                f"duplicate {message.message_id!r} in one batch{repeated_key_note(message.message_id, earlier)}"
+                f"duplicate {message.message_id!r} in one batch{repeated_id_note(message.message_id, earlier)}"
             )
         if checks["text"] is None:
             if len(message.text) > max_chars:

@@ -38,7 +38,7 @@ def key(value: str) -> str:
     return f"~{digest}"
 
 
-def repeated_key(seen: dict[str, str], value: str) -> str | None:
+def repeated_id(seen: dict[str, str], value: str) -> str | None:
     """The value recorded in ``seen`` (NFKC form -> first value) under ``value``'s NFKC form, or None after recording
     ``value``. Two ids with one NFKC form are refused together in a batch: most are one key (``key``: "Ａ b" and
     "A b"), and a safe token and its twin ("id5", "ｉｄ５") would be two turns that look alike."""
@@ -49,7 +49,7 @@ def repeated_key(seen: dict[str, str], value: str) -> str | None:
     return None
 
 
-def repeated_key_note(value: str, earlier: str) -> str:
+def repeated_id_note(value: str, earlier: str) -> str:
     """What to add to a "repeated id" message when ``value`` repeats ``earlier`` only after normalisation."""
     return "" if value == earlier else f" ({value!a} is the same id as {earlier!a} after Unicode NFKC normalisation)"
 
