@@ -42,8 +42,8 @@ _WORDS = re.compile(r"[a-z0-9']+")
 
 
 class KeywordExtractor:
-    """``top(text, n, exclude) -> list[str]``: the ``n`` best YAKE keyphrases (1-2 words), lowercase,
-    deduplicated, without phrases containing a greeting or a word of ``exclude`` (e.g. speaker names).
+    """``top(text, n) -> list[str]``: the ``n`` best YAKE keyphrases (1-2 words), lowercase, deduplicated, without
+    phrases containing a greeting (an episode title leaves speakers' names out itself: ``episodes.title_keyphrases``).
 
     Results are remembered (up to ``cache_size`` calls); ``remember`` takes results computed ahead in
     another process (``hypermem.ingest.annotate``).
@@ -51,7 +51,7 @@ class KeywordExtractor:
 
     def __init__(self, max_ngram: int = 2, cache_size: int = 50_000):
         self._yake = yake.KeywordExtractor(lan="en", n=max_ngram, dedupLim=0.7, top=20)
-        self._cache: dict[tuple[str, int, frozenset[str]], list[str]] = {}
+        self._cache: dict[tuple[str, int], list[str]] = {}
         self.cache_size = cache_size
 
     def remember(self, keywords: dict[str, list[str]], n: int) -> None:
@@ -59,24 +59,23 @@ class KeywordExtractor:
         for text, found in keywords.items():
             if len(self._cache) >= self.cache_size:
                 self._cache.clear()
-            self._cache[(text, n, frozenset())] = list(found)
+            self._cache[(text, n)] = list(found)
 
-    def top(self, text: str, n: int = 5, exclude: frozenset[str] = frozenset()) -> list[str]:
-        key = (text, n, exclude)
+    def top(self, text: str, n: int = 5) -> list[str]:
+        key = (text, n)
         cached = self._cache.get(key)
         if cached is None:
             if len(self._cache) >= self.cache_size:
                 self._cache.clear()
-            cached = self._cache[key] = self._top(text, n, exclude)
+            cached = self._cache[key] = self._top(text, n)
         return list(cached)
 
-    def _top(self, text: str, n: int, exclude: frozenset[str]) -> list[str]:
+    def _top(self, text: str, n: int) -> list[str]:
         if not text.strip():
             return []
         seen: dict[str, None] = {}
         for phrase, _score in extract_keywords(self._yake, text):
-            words = set(_WORDS.findall(phrase.lower()))
-            if words & PHATIC or words & exclude:
+            if PHATIC.intersection(_WORDS.findall(phrase.lower())):
                 continue
             seen.setdefault(phrase.lower(), None)
             if len(seen) == n:
