@@ -206,8 +206,11 @@ def ingest_round(conversations, args, seconds: dict[str, float]) -> Round:
                 svc.embedder.encode(batch)
                 alone, alone_cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
                 calls = recorded_encode(svc.embedder)
-                sums.turns, sums.wall, sums.cpu = sums.turns + report.turns, sums.wall + elapsed, sums.cpu + used
-                sums.embed_s, sums.embed_cpu = sums.embed_s + alone, sums.embed_cpu + alone_cpu
+                sums.turns += report.turns
+                sums.wall += elapsed
+                sums.cpu += used
+                sums.embed_s += alone
+                sums.embed_cpu += alone_cpu
                 sums.texts += len(batch)
                 print(f"{conv.sample_id:<14}{report.turns:>7}{report.episodes:>10}{report.facts:>7}{report.topics:>8}"
                       f"{report.hyperedges:>12}{elapsed:>9.1f}{report.turns / elapsed:>9.1f}{alone:>9.1f}"
@@ -262,9 +265,8 @@ def main() -> None:
           f"ratio {cpu / embed_cpu:.2f}")  # fmt: skip
     print("ingest CPU seconds by part, per round: " + ", ".join(f"{p} {s:.1f}" for p, s in sorted(by_part.items())))
     print(f"cores the ingest kept busy: {cpu / wall:.2f} (the embedding alone: {embed_cpu / embed_s:.2f})")
-    ratios = sorted(r.ratio for r in rounds)
     print(f"ratio by round: {', '.join(f'{r.ratio:.2f}' for r in rounds)}; over all rounds {wall / embed_s:.2f}")
-    print(f"ingest/embedding ratio {statistics.median(ratios):.2f}")
+    print(f"ingest/embedding ratio {statistics.median(r.ratio for r in rounds):.2f}")
 
 
 if __name__ == "__main__":
