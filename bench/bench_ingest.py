@@ -41,7 +41,7 @@ from pathlib import Path
 
 from hypermem.config import Settings
 from hypermem.ingest import pipeline
-from hypermem.ingest.locomo import load_locomo
+from hypermem.ingest.locomo import LocomoFormatError, load_locomo
 from hypermem.ingest.pipeline import Ingestor
 from hypermem.service import MemoryService
 from hypermem.store.word_vectors import WORD_VECTORS
@@ -222,7 +222,9 @@ def ingest_round(conversations, args, seconds: dict[str, float]) -> Round:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA))
+    parser.add_argument(
+        "--data", default=str(DEFAULT_DATA), help=f"LoCoMo JSON file (default {DEFAULT_DATA.resolve()})"
+    )
     parser.add_argument("--conversation", action="append", help="sample_id (repeatable); default all")
     parser.add_argument("--store", help="store URL; default a temporary embedded FalkorDB per round")
     parser.add_argument(
@@ -239,7 +241,10 @@ def main() -> None:
     if args.store and args.rounds > 1:
         parser.error("--rounds: a --store holds one round (its second would find every turn stored); use --rounds 1")
 
-    conversations = load_locomo(args.data, args.conversation)
+    try:
+        conversations = load_locomo(args.data, args.conversation)
+    except LocomoFormatError as exc:  # its message names the file (PATH) or the --conversation flag
+        parser.error(str(exc).replace("PATH ", "--data ", 1))
     seconds: dict[str, float] = defaultdict(float)
     rounds = [ingest_round(conversations, args, seconds) for _ in range(args.rounds)]
     turns, wall = sum(r.turns for r in rounds), sum(r.wall for r in rounds)
@@ -255,8 +260,9 @@ def main() -> None:
         "\nseconds per stage, per round (the plan reads the stored topics and segments, then computes the rows to write;"
     )
     print("annotation (NER, dates, keywords) runs in a worker process while the turns are embedded):")
+    width = max(map(len, STAGES.values())) + 2
     for name, label in STAGES.items():
-        print(f"  {label:<42}{seconds.get(name, 0.0) / len(rounds):>8.2f}")
+        print(f"  {label:<{width}}{seconds.get(name, 0.0) / len(rounds):>8.2f}")
     print(
         f"\nembedding alone: the {texts} texts ingest embedded, in one call per conversation right after its ingest: "
         f"{embed_s:.1f} s = {texts / embed_s:.1f} texts/s"
@@ -265,7 +271,10 @@ def main() -> None:
           f"ratio {cpu / embed_cpu:.2f}")  # fmt: skip
     print("ingest CPU seconds by part, per round: " + ", ".join(f"{p} {s:.1f}" for p, s in sorted(by_part.items())))
     print(f"cores the ingest kept busy: {cpu / wall:.2f} (the embedding alone: {embed_cpu / embed_s:.2f})")
-    print(f"ratio by round: {', '.join(f'{r.ratio:.2f}' for r in rounds)}; over all rounds {wall / embed_s:.2f}")
+    print(
+        f"ratio by round: {', '.join(f'{r.ratio:.2f}' for r in rounds)}"
+        f" (pooled: all rounds' ingest seconds / their embedding seconds, {wall / embed_s:.2f})"
+    )
     print(f"ingest/embedding ratio {statistics.median(r.ratio for r in rounds):.2f}")
 
 
