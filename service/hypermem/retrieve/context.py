@@ -37,24 +37,26 @@ def _best_passages(facts: list[dict]) -> list[dict]:
 
 
 def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
-    """``"Memory for: …"`` followed by one line per fact, ``[dia_ids] content``, in dialogue order
-    (``facts`` best first; a long turn contributes its ``PASSAGES_PER_TURN`` best passages).
+    """``"Memory for: …"`` followed by one line per fact, ``[dia_ids] content``, oldest first: by the day each
+    tells of (a fact's ``date``: the day its event happened when the turn names one, else the day it was said),
+    then in dialogue order (the turns' ``seq``). ``facts`` come best first; a long turn contributes its
+    ``PASSAGES_PER_TURN`` best passages.
 
     A kept turn with no fact of its own (a reply turn, or after LLM selection) is listed as itself, in the
-    no-LLM fact's shape ``[dia_id] speaker said on 8 May 2023: text``: its matching passage (``snippet``) for
-    a long turn, else its words up to ``TURN_CHARS`` characters.
+    no-LLM fact's shape ``[dia_id] speaker said on 8 May 2023: text``, on the day it was said: its matching
+    passage (``snippet``) for a long turn, else its words up to ``TURN_CHARS`` characters.
     """
-    kept = {t["dia_id"] for t in turns}
-    lines = []
+    seq = {t["dia_id"]: t.get("seq") or 0 for t in turns}
+    lines: list[tuple[str, int, str]] = []  # (day, seq, line)
     covered: set[str] = set()
-    for fact in sorted(_best_passages(facts), key=lambda f: (f["date"] or "", f["source_dia_ids"])):
-        ids = [d for d in fact["source_dia_ids"] if d in kept]
+    for fact in _best_passages(facts):
+        ids = [d for d in fact["source_dia_ids"] if d in seq]
         if ids:
-            lines.append(f"[{', '.join(ids)}] {fact['content']}")
+            lines.append((fact["date"] or "", min(seq[d] for d in ids), f"[{', '.join(ids)}] {fact['content']}"))
             covered.update(ids)
     for turn in turns:
         if turn["dia_id"] not in covered:  # the same shape as a no-LLM fact: "[D1:3] Ana said on 8 May 2023: …"
-            said = said_on(turn["timestamp"])
             words = turn.get("snippet") or shorten(turn["text"])
-            lines.append(f"[{turn['dia_id']}] {turn['speaker']} said on {said}: {words}")
-    return f"Memory for: {query}\n" + "\n".join(lines)
+            line = f"[{turn['dia_id']}] {turn['speaker']} said on {said_on(turn['timestamp'])}: {words}"
+            lines.append((turn["timestamp"][:10], seq[turn["dia_id"]], line))
+    return f"Memory for: {query}\n" + "\n".join(line for *_, line in sorted(lines))

@@ -1,0 +1,36 @@
+"""The answer model's context string: oldest first by the day each line tells of, then dialogue order."""
+
+from hypermem.retrieve.context import build_context
+
+
+def _turn(dia_id: str, seq: int, day: str, text: str = "words") -> dict:
+    return {"dia_id": dia_id, "seq": seq, "speaker": "Ana", "text": text, "timestamp": f"{day}T10:00:00"}
+
+
+def _fact(dia_id: str, day: str, content: str) -> dict:
+    return {"source_dia_ids": [dia_id], "date": day, "content": content, "kind": "statement"}
+
+
+def test_lines_follow_the_day_told_of_then_dialogue_order() -> None:
+    turns = [_turn("D1:10", 10, "2024-03-03"), _turn("D1:2", 2, "2024-03-03"), _turn("D2:1", 11, "2024-06-02"),
+             _turn("D2:3", 13, "2024-06-02")]  # fmt: skip
+    facts = [
+        _fact("D2:3", "2024-05-27", "on Monday (27 May 2024)"),  # told on 2 June of a day before D2:1's
+        _fact("D1:10", "2024-03-03", "tenth"),
+        _fact("D1:2", "2024-03-03", "second"),
+        _fact("D2:1", "2024-06-02", "first of June"),
+    ]
+    lines = build_context("q", facts, turns).splitlines()
+    assert lines == ["Memory for: q", "[D1:2] second", "[D1:10] tenth", "[D2:3] on Monday (27 May 2024)",
+                     "[D2:1] first of June"]  # fmt: skip
+
+
+def test_a_turn_without_a_fact_takes_its_place_by_the_day_it_was_said() -> None:
+    turns = [_turn("D1:1", 1, "2024-03-03", "hello there"), _turn("D2:1", 5, "2024-06-02")]
+    lines = build_context("q", [_fact("D2:1", "2024-06-02", "later")], turns).splitlines()
+    assert lines == ["Memory for: q", "[D1:1] Ana said on 3 March 2024: hello there", "[D2:1] later"]
+
+
+def test_facts_of_turns_not_kept_are_left_out() -> None:
+    context = build_context("q", [_fact("D9:9", "2024-01-01", "dropped")], [_turn("D1:1", 1, "2024-03-03")])
+    assert context.splitlines() == ["Memory for: q", "[D1:1] Ana said on 3 March 2024: words"]
