@@ -445,3 +445,21 @@ def test_ctrl_c_says_interrupted_on_one_line_and_exits_130(how):
     code = f"import hypermem.cli as c\ndef boom():\n    {how}\nc._run_app = boom\nc.run()\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (130, "interrupted\n")
+
+
+@pytest.mark.parametrize(
+    "command", [["memories"], ["query", "--memory", "m", "what?"], ["delete", "m", "--yes"], ["reindex"]]
+)
+def test_a_command_that_only_reads_a_store_creates_none_at_a_mistyped_path(tmp_path, command):
+    import os
+    import subprocess
+    import sys
+
+    missing = tmp_path / "mistyped"
+    env = {**os.environ, "HYPERMEM_STORE": f"falkordb://{missing}", "HYPERMEM_LLM_BASE_URL": ""}
+    done = subprocess.run([sys.executable, "-m", "hypermem.cli", *command], capture_output=True, text=True,
+                          env=env, timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    expected = f"error: HYPERMEM_STORE='falkordb://{missing}': no store at '{missing}' (an ingest creates one)\n"
+    assert done.stderr == expected
+    assert not missing.exists()

@@ -412,3 +412,22 @@ def test_a_repeated_query_parameter_is_refused_not_taken_first(hostile, query, r
 def test_a_caller_without_a_key_gets_401_whatever_the_query_string(hostile):
     client, _, _ = hostile
     assert client.get("/v1/memories?x=1").status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "code", "message", "allow"),
+    [
+        ("GET", "/v1/nowhere", 404, "no route /v1/nowhere; the routes are listed at /docs", None),
+        ("DELETE", "/v1/memories", 405, "DELETE is not allowed on /v1/memories; it takes GET, HEAD", "GET, HEAD"),
+        ("GET", f"/v1/memories/{SEED}/messages", 405, f"GET is not allowed on /v1/memories/{SEED}/messages; it takes POST",
+         "POST"),
+        ("POST", "/v1/memories/bad%20id/query", 422, "memory_id: must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", None),
+    ],
+)  # fmt: skip
+def test_an_unrouted_request_gets_a_json_error_with_a_message(hostile, method, path, code, message, allow):
+    client, headers, _ = hostile
+    response = client.open(path, method=method, headers=headers)
+    assert (response.status_code, response.get_json()["message"]) == (code, message)
+    assert response.get_json()["code"] == code
+    if allow:
+        assert set(response.headers["Allow"].split(", ")) - {"OPTIONS"} == set(allow.split(", "))

@@ -127,3 +127,20 @@ def test_an_empty_store_setting_is_the_default_store(monkeypatch):
     monkeypatch.setenv("HYPERMEM_STORE", "")
     assert Settings().store == Settings.model_fields["store"].default
     assert Settings().store.startswith("falkordb://")
+
+
+@pytest.mark.parametrize(
+    ("value", "url"),
+    [("/srv/hypermem data", "falkordb:///srv/hypermem%20data"), ("./data", "falkordb:///work/here/data"),
+     ("../data", "falkordb:///work/data"), ("~/hypermem", "falkordb:///home/ana/hypermem")],
+)  # fmt: skip
+def test_a_bare_store_path_is_refused_with_the_url_that_names_it(monkeypatch, value, url):
+    monkeypatch.setattr("os.getcwd", lambda: "/work/here")
+    monkeypatch.setenv("HOME", "/home/ana")
+    monkeypatch.setenv("HYPERMEM_STORE", value)
+    with pytest.raises(pydantic.ValidationError) as refused:
+        Settings()
+    assert refused.value.errors()[0]["loc"] == ("store",)
+    assert f"use {url}" in str(refused.value)
+    monkeypatch.setenv("HYPERMEM_STORE", url)
+    assert Settings().store == url

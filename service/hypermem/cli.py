@@ -148,15 +148,19 @@ def _sample_path() -> str:
     return str(resources.files("hypermem.samples").joinpath("sample-conversation.json"))
 
 
-def _open_service(llm: bool | None):
-    """A MemoryService from the environment's settings; exits 2 with a message when ``--llm`` has no LLM."""
+def _open_service(llm: bool | None, *, existing: bool = False):
+    """A MemoryService from the environment's settings; exits 2 with a message when ``--llm`` has no LLM, and with
+    ``existing`` (a command that only reads or deletes) when the embedded store's directory does not exist."""
     from hypermem.config import Settings
     from hypermem.service import MemoryService
+    from hypermem.store import check_store_exists
 
     settings = Settings()
     if llm and not settings.llm_enabled:
         typer.echo("error: --llm needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL).", err=True)
         raise typer.Exit(2)
+    if existing:
+        check_store_exists(settings.store)
     return MemoryService.open(settings, use_llm=llm)
 
 
@@ -324,7 +328,7 @@ def query(
     from hypermem.service import UnknownMemory
 
     overrides = {k: v for k, v in {"stopping": stopping, "turn_budget": turn_budget}.items() if v is not None}
-    with _open_service(None) as svc:
+    with _open_service(None, existing=True) as svc:
         _known_memory(svc, memory, "--memory")
         try:
             result = svc.query(memory, text, **overrides)
@@ -701,7 +705,7 @@ def memories(
     from hypermem.records.owners import all_memories
 
     labels = {"turns": "Turn", "episodes": "Episode", "facts": "Fact", "words": "Term"}
-    with _open_service(False) as svc:
+    with _open_service(False, existing=True) as svc:
         listed = []
         for memory_id in all_memories(svc.store):
             counts = svc.store.counts(memory_id)
@@ -724,7 +728,7 @@ def delete(
     """
     from hypermem.locks import MemoryBusy
 
-    with _open_service(False) as svc:
+    with _open_service(False, existing=True) as svc:
         _known_memory(svc, memory, "MEMORY")
         if not yes and not _confirmed(visible(f"Delete memory {memory!r} and everything it holds?", one_line=True)):
             typer.echo("not deleted (not confirmed); --yes deletes without asking", err=True)
@@ -747,9 +751,10 @@ def reindex() -> None:
     from hypermem.config import Settings
     from hypermem.embed import Embedder
     from hypermem.reindex import reindex as reindex_store
-    from hypermem.store import open_store
+    from hypermem.store import check_store_exists, open_store
 
     settings = Settings()
+    check_store_exists(settings.store)
     embedder = Embedder(settings.embedding_model, settings.embedding_batch_size)
     with open_store(settings) as store:
         report = reindex_store(

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, g, request
 from flask_smorest import Api, abort
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from werkzeug.routing import BaseConverter
 
 from hypermem.api import admin, analyst, explorer, limits, memories, probes, swagger
@@ -188,19 +189,35 @@ def create_app(
                 abort(400, message=f"{name}: a bad %-escape {escape!r}: a '%' starts two hex digits (send %25 for '%')",
                       errors={"path": {name: ["bad %-escape"]}})  # fmt: skip
 
+    @app.errorhandler(HTTPException)
+    def _http_error(error: HTTPException):
+        """flask-smorest's JSON error, with a message where the error came without one: werkzeug's own 404 (no
+        route) and 405 (with the ``Allow`` header listing the methods the path takes)."""
+        payload, code, headers = api.handle_http_exception(error)
+        if "message" not in payload:
+            if isinstance(error, MethodNotAllowed):
+                allowed = sorted(set(error.valid_methods or ()) - {"OPTIONS"})
+                payload["message"] = f"{request.method} is not allowed on {request.path}; it takes {', '.join(allowed)}"
+                headers = {**headers, "Allow": ", ".join(error.valid_methods or ())}
+            elif isinstance(error, NotFound):
+                payload["message"] = f"no route {request.path}; the routes are listed at /docs"
+        return payload, code, headers
+
     @app.errorhandler(404)
     def _unmatched_path(error):
         """A URL that fits a route's shape but not its parameter rules names the parameter (422)."""
         if request.url_rule is not None:  # a route matched and its view said 404
-            return api.handle_http_exception(error)
+            return _http_error(error)
         for pattern, rules in path_checks.values():
             match = pattern.fullmatch(request.path)
             if match and all(match.groupdict().values()):  # an empty segment ("/v1/memories/") names no parameter
                 bad = {name: [f"must match ^{regex}$"] for name, regex in rules.items()
                        if not re.fullmatch(regex, match.group(name))}  # fmt: skip
                 if bad:
-                    return {"code": 422, "status": "Unprocessable Entity", "errors": {"path": bad}}, 422
-        return api.handle_http_exception(error)
+                    message = "; ".join(f"{name}: {problems[0]}" for name, problems in bad.items())
+                    return {"code": 422, "status": "Unprocessable Entity", "message": message,
+                            "errors": {"path": bad}}, 422  # fmt: skip
+        return _http_error(error)
 
     @app.errorhandler(MemoryBusy)
     def _busy(error: MemoryBusy):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlparse
+from urllib.parse import quote, unquote, urlparse
 
 from hypermem.store.base import GraphStore, Hit, SchemaMismatch, StoreError
 
@@ -19,6 +20,7 @@ __all__ = [
     "Hit",
     "SchemaMismatch",
     "StoreError",
+    "check_store_exists",
     "check_store_url",
     "embedded_data_dir",
     "open_store",
@@ -39,17 +41,42 @@ def shown_url(store_url: str) -> str:
 
 
 def check_store_url(url: str) -> str:
-    """``url`` if its scheme names an engine this package can open; else ``ValueError`` saying which do."""
+    """``url`` if its scheme names an engine this package can open; else ``ValueError`` saying which do (for a bare
+    filesystem path, with the ``falkordb:///PATH`` URL that names it)."""
     if urlparse(url).scheme not in EMBEDDED_SCHEMES + NEO4J_SCHEMES:
-        raise ValueError("must start with falkordb://, bolt:// or neo4j:// (also bolt+s://, neo4j+s://)")
+        hint = ""
+        if url.startswith(("/", "~", ".")):
+            path = os.path.abspath(os.path.expanduser(url))
+            hint = f"; for the embedded store at that path use falkordb://{quote(path)}"
+        raise ValueError("must start with falkordb://, bolt:// or neo4j:// (also bolt+s://, neo4j+s://)" + hint)
     return url
 
 
 def embedded_data_dir(store_url: str) -> Path:
     """The directory of ``falkordb:///PATH``, created if missing. Raises ``StoreError`` naming HYPERMEM_STORE for
-    no path, a relative one (``falkordb://data/x`` would read as host ``data``, path ``/x``), the root, or a path
-    that cannot be a directory (a file, or where it cannot be created), and a ``?query`` or ``#fragment`` (there is
-    none to give); percent-escapes are decoded (``%20`` is a space)."""
+    a path ``embedded_path`` refuses, or one that cannot be a directory (a file, or where it cannot be created)."""
+    path = embedded_path(store_url)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = "a file, not a directory" if path.exists() else exc.strerror or type(exc).__name__
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: {str(path)!r} cannot hold the store ({problem})") from None
+    return path
+
+
+def check_store_exists(store_url: str) -> None:
+    """Raise ``StoreError`` naming HYPERMEM_STORE when ``store_url`` is embedded and its directory does not exist, so a
+    command that only reads (query, memories, delete) does not create a store at a mistyped path. A Neo4j URL passes:
+    its server says at connection whether it is there."""
+    if urlparse(store_url).scheme in EMBEDDED_SCHEMES and not (path := embedded_path(store_url)).is_dir():
+        raise StoreError(f"HYPERMEM_STORE={store_url!r}: no store at {str(path)!r} (an ingest creates one)")
+
+
+def embedded_path(store_url: str) -> Path:
+    """The directory ``falkordb:///PATH`` names, neither checked nor created. Raises ``StoreError`` naming
+    HYPERMEM_STORE for no path, a relative one (``falkordb://data/x`` would read as host ``data``, path ``/x``), the
+    root, and a ``?query`` or ``#fragment`` (there is none to give); percent-escapes are decoded (``%20`` is a
+    space)."""
     url = urlparse(store_url)
     if url.query or url.fragment or url.params:
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: falkordb:///PATH takes no ?query, ;params or #fragment")
@@ -68,11 +95,6 @@ def embedded_data_dir(store_url: str) -> Path:
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: the path may not hold '..'")
     if path.resolve() == Path(path.anchor):
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: the store needs a directory of its own, not the root")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        problem = "a file, not a directory" if path.exists() else exc.strerror or type(exc).__name__
-        raise StoreError(f"HYPERMEM_STORE={store_url!r}: {str(path)!r} cannot hold the store ({problem})") from None
     return path
 
 
