@@ -54,8 +54,8 @@ def check_store_url(url: str) -> str:
 
 def embedded_data_dir(store_url: str) -> Path:
     """The directory of ``falkordb:///PATH``, created if missing. Raises ``StoreError`` naming HYPERMEM_STORE for
-    a path ``embedded_path`` refuses, or one that cannot be a directory (a file, or where it cannot be created)."""
-    path = embedded_path(store_url)
+    a path ``_embedded_path`` refuses, or one that cannot be a directory (a file, or where it cannot be created)."""
+    path = _embedded_path(store_url)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -66,13 +66,13 @@ def embedded_data_dir(store_url: str) -> Path:
 
 def check_store_exists(store_url: str) -> None:
     """Raise ``StoreError`` naming HYPERMEM_STORE when ``store_url`` is embedded and its directory does not exist, so a
-    command that only reads (query, memories, delete) does not create a store at a mistyped path. A Neo4j URL passes:
+    command that only reads or rewrites a store (query, memories, delete, reindex) does not create a store at a mistyped path. A Neo4j URL passes:
     its server says at connection whether it is there."""
-    if urlparse(store_url).scheme in EMBEDDED_SCHEMES and not (path := embedded_path(store_url)).is_dir():
+    if urlparse(store_url).scheme in EMBEDDED_SCHEMES and not (path := _embedded_path(store_url)).is_dir():
         raise StoreError(f"HYPERMEM_STORE={store_url!r}: no store at {str(path)!r} (an ingest creates one)")
 
 
-def embedded_path(store_url: str) -> Path:
+def _embedded_path(store_url: str) -> Path:
     """The directory ``falkordb:///PATH`` names, neither checked nor created. Raises ``StoreError`` naming
     HYPERMEM_STORE for no path, a relative one (``falkordb://data/x`` would read as host ``data``, path ``/x``), the
     root, and a ``?query`` or ``#fragment`` (there is none to give); percent-escapes are decoded (``%20`` is a
