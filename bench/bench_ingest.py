@@ -29,6 +29,7 @@ Issue 13's absolute target: the 10 LoCoMo conversations (5,882 turns) in < 60 s 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import statistics
@@ -36,6 +37,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,18 +121,26 @@ def cpu_seconds() -> float:
     return sum(cpu_parts().values())
 
 
-def recorded_encode(embedder) -> list[list[str]]:
-    """Make ``embedder.encode`` record the texts of every call (until ``del embedder.encode``);
-    returns the growing record."""
+@contextlib.contextmanager
+def recorded_encode(embedder) -> Iterator[list[list[str]]]:
+    """Within the block, record the texts of every ``embedder.encode`` and ``embedder.plan_tasks`` call (the ingest's
+    turn embedding plans its tasks in one call, then encodes them); yields the growing record."""
     calls: list[list[str]] = []
-    encode = embedder.encode
+    encode, plan_tasks = embedder.encode, embedder.plan_tasks
 
-    def recording(texts, **kwargs):
+    def recording_encode(texts, **kwargs):
         calls.append(list(texts))
         return encode(texts, **kwargs)
 
-    embedder.encode = recording
-    return calls
+    def recording_plan(texts, size):
+        calls.append(list(texts))
+        return plan_tasks(texts, size)
+
+    embedder.encode, embedder.plan_tasks = recording_encode, recording_plan
+    try:
+        yield calls
+    finally:
+        del embedder.encode, embedder.plan_tasks
 
 
 def timed_stages(ingestor: Ingestor, seconds: dict[str, float]) -> None:
@@ -184,16 +194,15 @@ def ingest_round(conversations, args, seconds: dict[str, float]) -> Round:
             ingestor = svc.ingestor
             ingestor.stages.annotator.start().result()  # the annotation worker, with spaCy loaded in it
             timed_stages(ingestor, seconds)
-            calls = recorded_encode(svc.embedder)  # ingest's texts, one conversation at a time
             print(f"before: {load()}; ingest nice {args.nice}")
             print(
                 f"{'conversation':<14}{'turns':>7}{'episodes':>10}{'facts':>7}{'topics':>8}{'hyperedges':>12}"
                 f"{'seconds':>9}{'turns/s':>9}{'embed s':>9}{'ratio':>7}"
             )
             for conv in conversations:
-                calls.clear()
                 t0, parts0 = time.perf_counter(), cpu_parts()
-                report = svc.ingest_conversation(conv)
+                with recorded_encode(svc.embedder) as calls:  # the texts this conversation's ingest embeds
+                    report = svc.ingest_conversation(conv)
                 elapsed, parts = time.perf_counter() - t0, cpu_parts()
                 for part, seconds_used in parts.items():
                     sums.by_part[part] += seconds_used - parts0.get(part, 0.0)
@@ -201,11 +210,9 @@ def ingest_round(conversations, args, seconds: dict[str, float]) -> Round:
                 # The same texts embedded alone, right after, in one call on every core (its fastest way):
                 # both sides of the ratio see the machine as it is during these seconds.
                 batch = [text for texts in calls for text in texts]
-                del svc.embedder.encode
                 t0, cpu0 = time.perf_counter(), cpu_seconds()
                 svc.embedder.encode(batch)
                 alone, alone_cpu = time.perf_counter() - t0, cpu_seconds() - cpu0
-                calls = recorded_encode(svc.embedder)
                 sums.turns += report.turns
                 sums.wall += elapsed
                 sums.cpu += used
@@ -216,7 +223,6 @@ def ingest_round(conversations, args, seconds: dict[str, float]) -> Round:
                       f"{report.hyperedges:>12}{elapsed:>9.1f}{report.turns / elapsed:>9.1f}{alone:>9.1f}"
                       f"{elapsed / alone:>7.2f}")  # fmt: skip
             print(f"after: {load()}; round ratio {sums.ratio:.2f}\n")
-            del svc.embedder.encode
     return sums
 
 

@@ -40,24 +40,24 @@ def main() -> None:
         with MemoryService.open(settings, use_llm=False) as svc:
             svc.embedder.encode(["warm-up"])
             seconds = timed_stages(svc.ingestor)
-            calls = recorded_encode(svc.embedder)
-            print(f"{'characters':>11}{'passages':>10}{'seconds':>9}{'chars/s':>10}{'edit s':>8}{'edit/first':>11}"
-                  f"{'embedded':>9}   " + "  ".join(STAGES))  # fmt: skip
-            for size in sizes:
-                messages = coding_chat(size)
-                chars = sum(len(m.text) for m in messages)
-                seconds.clear()
-                start = time.perf_counter()
-                report = svc.ingest_messages(f"bench-long-{size}", messages)
-                elapsed = time.perf_counter() - start
-                stages = "  ".join(f"{seconds.get(name, 0.0):.2f}" for name in STAGES)
-                calls.clear()
-                start = time.perf_counter()
-                svc.ingest_messages(f"bench-long-{size}", edit_one_line(messages))
-                edit = time.perf_counter() - start
-                embedded = sum(len(texts) for texts in calls)
-                print(f"{chars:>11}{report.facts:>10}{elapsed:>9.1f}{chars / elapsed:>10.0f}{edit:>8.1f}"
-                      f"{edit / elapsed:>11.2f}{embedded:>9}   {stages}   ({load()})")  # fmt: skip
+            with recorded_encode(svc.embedder) as calls:
+                print(f"{'characters':>11}{'passages':>10}{'seconds':>9}{'chars/s':>10}{'edit s':>8}{'edit/first':>11}"
+                      f"{'embedded':>9}   " + "  ".join(STAGES))  # fmt: skip
+                for size in sizes:
+                    messages = coding_chat(size)
+                    chars = sum(len(m.text) for m in messages)
+                    seconds.clear()
+                    start = time.perf_counter()
+                    report = svc.ingest_messages(f"bench-long-{size}", messages)
+                    elapsed = time.perf_counter() - start
+                    stages = "  ".join(f"{seconds.get(name, 0.0):.2f}" for name in STAGES)
+                    calls.clear()
+                    start = time.perf_counter()
+                    svc.ingest_messages(f"bench-long-{size}", edit_one_line(messages))
+                    edit = time.perf_counter() - start
+                    embedded = sum(len(texts) for texts in calls)
+                    print(f"{chars:>11}{report.facts:>10}{elapsed:>9.1f}{chars / elapsed:>10.0f}{edit:>8.1f}"
+                          f"{edit / elapsed:>11.2f}{embedded:>9}   {stages}   ({load()})")  # fmt: skip
 
 
 def edit_one_line(messages: list[Message]) -> list[Message]:

@@ -385,13 +385,10 @@ def probe_ingest(svc: MemoryService, conversation: Conversation, step: int) -> t
     messages, _ = group_messages([conversation], 10_000 + step)
     memory = f"probe-{step}"
     svc.store.delete_memory(memory)
-    texts = recorded_encode(svc.embedder)
-    try:
+    with recorded_encode(svc.embedder) as texts:
         started = time.perf_counter()
         report = svc.ingest_messages(memory, messages)
         seconds = time.perf_counter() - started
-    finally:
-        del svc.embedder.encode
     started = time.perf_counter()
     svc.embedder.encode([text for batch in texts for text in batch])
     embed_s = time.perf_counter() - started

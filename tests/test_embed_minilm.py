@@ -26,3 +26,15 @@ def test_token_batches_give_each_text_its_vector_alone(minilm):
         alone = minilm.encode([text])[0]
         assert np.array_equal(alone, together[n]) and np.array_equal(alone, one_thread[n]), text[:40]
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+
+
+def test_planned_tasks_are_longest_first_and_give_each_text_its_vector(minilm):
+    texts = ["short", "a somewhat longer text about pottery", "word " * 400, "", "Caroline painted a sunset"] * 3
+    tasks = minilm.plan_tasks(texts, 4)
+    assert sorted(i for task in tasks for i in task.indices) == list(range(len(texts)))  # each text once
+    assert [len(task.indices) for task in tasks] == [4, 4, 4, 3]
+    lengths = [min(minilm.count_tokens(texts[i]), 254) for task in tasks for i in task.indices]
+    assert lengths == sorted(lengths, reverse=True)  # longest first (the model reads at most 256 tokens)
+    together = minilm.encode(texts)
+    for task in tasks:
+        assert np.array_equal(minilm.encode_task(task), together[task.indices])

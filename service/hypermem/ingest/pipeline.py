@@ -22,7 +22,7 @@ import logging
 import os
 import re
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -239,19 +239,17 @@ class Ingestor:
 
     def _embed(self, texts: list[str], others_done: Callable[[], bool]) -> list[np.ndarray]:
         """The vectors of ``texts``, embedded on the ingest's embedding threads in tasks of ``EMBED_TASK`` texts of
-        alike length, longest first, that each thread takes as it is free: one thread while the annotation worker
+        alike length, longest first, each text tokenised once (``Embedder.plan_tasks``), that each thread takes as
+        it is free: one thread while the annotation worker
         still runs (more would fight it for the cores), every core's once ``others_done()``. No thread waits for
         another, and the last tasks are the shortest. A text's vector does not depend on the texts batched with it."""
-        order = sorted(range(len(texts)), key=lambda i: -self.embedder.count_tokens(texts[i]))
+        tasks = deque(self.embedder.plan_tasks(texts, EMBED_TASK))
         out: list[np.ndarray] = [np.empty(0)] * len(texts)
         running: dict[Future[np.ndarray], list[int]] = {}
-        start = 0
-        while start < len(order) or running:
-            while start < len(order) and len(running) < (self.embed_threads if others_done() else 1):
-                task = order[start : start + EMBED_TASK]
-                start += EMBED_TASK
-                job = self._embed_pool.submit(self.embedder.encode, [texts[i] for i in task], single_thread=True)
-                running[job] = task
+        while tasks or running:
+            while tasks and len(running) < (self.embed_threads if others_done() else 1):
+                task = tasks.popleft()
+                running[self._embed_pool.submit(self.embedder.encode_task, task)] = task.indices
             done, _ = wait(running, timeout=WORKER_POLL_S, return_when=FIRST_COMPLETED)
             for future in done:
                 for i, vector in zip(running.pop(future), future.result()):
