@@ -444,6 +444,27 @@ def test_a_borrowed_raw_vector_is_searched_like_a_stored_one(store, embedder):
             store.delete_memory(memory_id)
 
 
+def test_a_borrowed_vector_whose_turn_lost_its_vector_is_left_out(store, embedder):
+    """While a reindex has reset a turn's vector (``maintain/reset_embeddings``) and not yet re-embedded it, the facts
+    borrowing it are not scored (a query beside a reindex answers from the rest), with ANN, its fallback and within
+    candidates."""
+    memory_id = f"contract-reset-{uuid.uuid4().hex[:8]}"
+    try:
+        store.write("write/turns", _graph_rows(memory_id, embedder)["write/turns"])
+        store.write("write/facts", _fact_rows_of_turns(memory_id, embedder, borrowed=True))
+        store.run_cypher("MATCH (t:Turn {id: $id}) REMOVE t.embedding", {"id": f"{memory_id}/turn/D1:4"})
+        vector = embedder.encode_one("Which country is Caroline moving to?")
+        for k, candidates in ((5, None), (2, None), (9, ["1", "2", "3"])):
+            ids = None if candidates is None else [f"{memory_id}/fact/{n}" for n in candidates]
+            hits = store.vector_search("Fact", memory_id, vector, k, prop="embedding_raw", candidates=ids)
+            found = sorted(h.id.rsplit("/", 1)[1] for h in hits)
+            expected = {"1"} if candidates else {"0", "1", "4"}  # facts 2 and 3 borrow D1:4's vector
+            assert set(found) <= expected and len(found) == min(k, len(expected)), (k, candidates, found)
+            assert all(-1.0 <= h.score <= 1.0 for h in hits)
+    finally:
+        store.delete_memory(memory_id)
+
+
 # --- HNSW recall on real sentence embeddings ---------------------------------------------------
 
 _NAMES = ["Caroline", "Melanie", "John", "Maria", "Deborah", "Jolene", "Evan", "Sam", "Tim", "Audrey", "Andrew",

@@ -118,12 +118,13 @@ class Dialect(ABC):
 
     def vector_exact_borrowed(self, label: str, prop: str, candidates: bool) -> str:
         """Exact cosine of the ``label`` nodes borrowing ``prop`` (``model.BORROWED_VECTORS``) within one memory,
-        or within ``$ids`` when ``candidates``; ties by id. Returns id, score."""
+        or within ``$ids`` when ``candidates``; ties by id. Returns id, score. A node whose owner holds no vector
+        (a reindex has reset it and not yet re-embedded it) is not scored."""
         flag, relationship, owner, owner_prop = BORROWED_VECTORS[_checked_vector(label, prop, BORROWED_VECTORS)]
         match = f"UNWIND $ids AS cid MATCH (node:{label} {{id: cid}}) " if candidates else f"MATCH (node:{label}) "
         return (
             f"{match}WHERE node.memory_id = $memory_id AND node.{flag} = true "
-            f"MATCH (node)-[:{relationship}]->(owner:{owner}) "
+            f"MATCH (node)-[:{relationship}]->(owner:{owner}) WHERE owner.{owner_prop} IS NOT NULL "
             f"RETURN node.id AS id, {self._cosine(owner_prop, node='owner')} AS score ORDER BY score DESC, id LIMIT $k"
         )
 
