@@ -260,6 +260,24 @@ def test_a_key_request_takes_no_fields(client):
     refused = client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN), json={"x": 1})
     assert refused.status_code == 422 and "x" in refused.get_json()["errors"]["json"]
     assert client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN), json={}).status_code == 201
+    text = client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN), data="hello", content_type="text/plain")
+    assert (
+        text.status_code == 422
+        and text.get_json()["message"] == "this request takes no body (got 5 bytes of text/plain)"
+    )
+
+
+def test_a_delete_with_a_body_is_refused_and_deletes_nothing(client, acme):
+    """A client trying to delete some messages (no route does) gets 422 naming the fields, not a deleted memory."""
+    before = client.get(f"/v1/memories/{MEMORY}/topics", headers=acme).get_json()["topics"]
+    refused = client.delete(f"/v1/memories/{MEMORY}", headers=acme, json={"message_ids": ["D1:1"]})
+    assert refused.status_code == 422
+    assert refused.get_json()["errors"]["json"] == {"message_ids": ["Unknown field."]}
+    assert client.get(f"/v1/memories/{MEMORY}/topics", headers=acme).get_json()["topics"] == before
+    moved = client.put(f"/v1/tenants/acme/memories/{MEMORY}", headers=bearer(ADMIN), json={"tenant": "globex"})
+    assert moved.status_code == 422 and "tenant" in moved.get_json()["errors"]["json"]
+    revoked = client.delete("/v1/tenants/acme/keys/0123456789abcdef", headers=bearer(ADMIN), json={"all": True})
+    assert revoked.status_code == 422 and "all" in revoked.get_json()["errors"]["json"]
 
 
 def test_keys_are_stored_hashed_and_revocable(app, client):
@@ -592,6 +610,19 @@ def test_ingest_query_explain_and_delete(app, client, acme, globex):
     assert deleted["deleted_nodes"] > 2
     assert app.extensions["hypermem"].store.counts("live-1") == {"memberships": 0}
     assert client.get(f"/v1/queries/{result['query_id']}/explanation", headers=acme).status_code == 404
+
+
+def test_an_explanation_kept_without_its_evidence_says_so(app, client, acme, monkeypatch):
+    """A result over ``query_record_max_bytes`` is stored without its evidence lists; the explanation says
+    ``truncated: true`` rather than looking like a query that found nothing."""
+    state = app.extensions["hypermem"]
+    monkeypatch.setattr(state, "settings", state.settings.model_copy(update={"query_record_max_bytes": 1_000}))
+    result = client.post(f"/v1/memories/{MEMORY}/query", headers=acme, json={"query": "Where did Melanie camp?"})
+    assert result.status_code == 200 and result.get_json()["turns"] and "truncated" not in result.get_json()
+    explained = client.get(f"/v1/queries/{result.get_json()['query_id']}/explanation", headers=acme).get_json()
+    assert (
+        explained["truncated"] is True and explained["turns"] == [] and explained["query"] == "Where did Melanie camp?"
+    )
 
 
 def _finished(client, headers, job_id: str) -> dict:

@@ -9,6 +9,8 @@
 - A JSON body nested deeper than ``Settings.max_json_depth`` gets 400 naming ``json`` before the
   parser recurses into a ``RecursionError``; so does one holding a number of more than ``MAX_DIGITS``
   digits (Python refuses to convert it: a 500 otherwise), or starting with a UTF-8 byte-order mark.
+- A /v1 route that reads no JSON body (``DELETE /v1/memories/m``, ``POST …/keys``) answers 422 to one, naming its
+  fields, rather than acting as if it had none; an empty JSON object is no body.
 - A request gunicorn refuses before the app sees it (both ``Transfer-Encoding: chunked`` and
   ``Content-Length``, a bad request line, too many headers) gets JSON ``{code, status, message}`` too,
   not gunicorn's HTML page (``answer_gunicorn_errors_in_json``, installed by ``hypermem.api.wsgi``).
@@ -71,7 +73,7 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
 
     @app.before_request
     def _check_body():
-        if request.method not in ("POST", "PUT", "PATCH"):
+        if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
             return
         too_large = f"the request body reaches the limit of {max_bytes} bytes"
         if (request.content_length or 0) > max_bytes:  # declared: refused before werkzeug reads it
@@ -105,6 +107,28 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
             if depth > max_depth:
                 abort(400, message="the JSON body is nested too deeply",
                       errors={"json": {"_body": [f"nested {depth} levels deep; the limit is {max_depth}"]}})  # fmt: skip
+
+    @app.before_request
+    def _check_unread_body():
+        """A /v1 route that reads no JSON body refuses one (an empty JSON object is no body): ``DELETE /v1/memories/m``
+        with ``{"message_ids": [...]}`` must not look like a partial delete while it deletes the whole memory."""
+        if not request.headers.get("Authorization") or not request.path.startswith("/v1/"):
+            return  # the view answers 401 first
+        if request.method not in ("POST", "PUT", "PATCH", "DELETE") or reads_json(request.endpoint):
+            return
+        body = request.get_data(cache=True)
+        if not body.strip():
+            return
+        parsed = request.get_json(silent=True) if request.is_json else None
+        if parsed == {}:
+            return
+        if isinstance(parsed, dict):
+            names = sorted(parsed)
+            abort(422, message=f"this request takes no body (got {', '.join(names)})",
+                  errors={"json": {name: ["Unknown field."] for name in names}})  # fmt: skip
+        got = f"{len(body)} bytes of {request.mimetype or 'no content type'}"
+        abort(422, message=f"this request takes no body (got {got})",
+              errors={"json": {"_body": ["this request takes no body"]}})  # fmt: skip
 
 
 def write_json_error(sock, status_int: int, reason: str, mesg: str) -> None:

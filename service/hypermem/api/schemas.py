@@ -318,6 +318,12 @@ class QueryResultSchema(Schema):
     context_tokens = fields.Integer(allow_none=True)
     answer = fields.String(allow_none=True, metadata={"description": "Set when an LLM is configured."})
     timings_ms = fields.Dict(keys=fields.String(), values=fields.Float())
+    truncated = fields.Boolean(
+        metadata={
+            "description": "Only on a stored explanation too large to keep whole (HYPERMEM_QUERY_RECORD_MAX_BYTES): "
+            "true, and the evidence lists are empty."
+        }
+    )
 
 
 # --- memories --------------------------------------------------------------------------------
