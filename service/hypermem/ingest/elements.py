@@ -37,7 +37,7 @@ from hypermem.dates import (
     is_weekday_phrase,
     sentence_around,
 )
-from hypermem.ingest.names import clean_name
+from hypermem.ingest.names import clean_name, speaker_name
 from hypermem.ingest.passages import prose_of
 from hypermem.model import Element, ElementKind, Turn, node_id
 from hypermem.store.ids import key, name_key
@@ -350,14 +350,15 @@ def _label(ent) -> str:
 
 
 def element_nodes(memory_id: str, turn: Turn, found: TurnElements) -> dict[str, Element]:
-    """The element nodes of one turn keyed by node id: its speaker, the persons and locations ``found``
-    that pass ``clean_name``, the day it was said and the times ``found`` (HingeMem §3.2)."""
+    """The element nodes of one turn keyed by node id: its speaker (``speaker_name``), the persons and locations
+    ``found`` that pass ``clean_name``, the day it was said and the times ``found`` (HingeMem §3.2)."""
     out: dict[str, Element] = {}
-    named: list[tuple[ElementKind, str]] = [("Person", raw) for raw in [turn.speaker, *found.persons]] + [
-        ("Location", raw) for raw in found.locations
+    named: list[tuple[ElementKind, str | None]] = [
+        ("Person", speaker_name(turn.speaker)),
+        *(("Person", clean_name(raw)) for raw in found.persons),
+        *(("Location", clean_name(raw)) for raw in found.locations),
     ]
-    for kind, raw in named:
-        name = clean_name(raw)
+    for kind, name in named:
         if name is not None:
             element = Element(memory_id, node_id(memory_id, kind.lower(), name_key(name)), kind, name, name)
             out[element.id] = element

@@ -3,7 +3,8 @@
 NER on technical chats tags markup and code as names (spaCy read ``Dark Mode</button>\\n`` as a
 Person, issue 9 §1). ``clean_name`` strips tags and entities, collapses whitespace, drops control
 characters, and refuses what still looks like code or is not a name at all. Which spans are
-persons is the NER's business (``hypermem.ingest.elements``); this gate only keeps the store clean.
+persons is the NER's business (``hypermem.ingest.elements``); this gate only keeps the store clean. A speaker is a
+person whatever the name's shape (``speaker_name``: printable, whitespace collapsed).
 """
 
 from __future__ import annotations
@@ -33,6 +34,15 @@ def _printable(text: str) -> str:
         elif category[0] != "C":
             out.append(char)
     return "".join(out)
+
+
+def speaker_name(raw: str) -> str | None:
+    """The display name of a turn's speaker: ``raw`` printable (``_printable``) with its whitespace collapsed, or None
+    when nothing is left. A speaker is a participant whatever the name looks like ("user_1", "bot[1]", a long
+    display name), so none of ``clean_name``'s shape rules applies: they are for names found in text."""
+    if not isinstance(raw, str):
+        return None
+    return " ".join(_printable(raw).split()) or None
 
 
 def clean_name(raw: str) -> str | None:
