@@ -463,3 +463,20 @@ def test_a_command_that_only_reads_a_store_creates_none_at_a_mistyped_path(tmp_p
     expected = f"error: HYPERMEM_STORE='falkordb://{missing}': no store at '{missing}' (an ingest creates one)\n"
     assert done.stderr == expected
     assert not missing.exists()
+
+
+def test_query_prints_a_long_turns_matching_passage_not_its_whole_text(cli_env, hm_service):
+    """A 40,000-character answer is one evidence row of its matching passage (``snippet``), not 40,000 characters
+    from its beginning (the matched end would never show)."""
+    from long_messages import coding_chat
+
+    hm_service.ingest_messages("cli-long", coding_chat(40_000))
+    cli_env(hm_service.settings)
+    try:
+        result = run("query", "--memory", "cli-long", "What was the root cause of the flaky staging deploys?")
+    finally:
+        hm_service.store.delete_memory("cli-long")
+    assert result.exit_code == 0, result.output
+    evidence = result.stdout.split("evidence turns", 1)[1].split("context (", 1)[0]
+    assert "C1:4" in evidence and "expired TLS" in " ".join(evidence.split())
+    assert len(evidence) < 12_000, len(evidence)

@@ -254,6 +254,8 @@ def _print_result(result: QueryResult, as_json: bool) -> None:
     from rich.console import Console
     from rich.markup import escape
 
+    from hypermem.retrieve.context import shorten
+
     if as_json:
         typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return
@@ -268,7 +270,8 @@ def _print_result(result: QueryResult, as_json: bool) -> None:
             step.level + (f"({step.score:.3f})" if step.score is not None else f"(w={step.weight:.2f})" if step.weight is not None else "")
             for step in turn.path[1:-1]
         )  # fmt: skip
-        rows.append([turn.dia_id, f"{turn.score:.4f}", f"{turn.speaker} ({turn.timestamp[:10]}): {turn.text}", path])
+        words = turn.snippet or shorten(turn.text)  # a long turn: its matching passage, as the context gives it
+        rows.append([turn.dia_id, f"{turn.score:.4f}", f"{turn.speaker} ({turn.timestamp[:10]}): {words}", path])
     _show_table(console, "evidence turns", ["dia_id", "score", "turn", "path"], rows)
     if result.answer:
         console.print(f"[bold]answer:[/bold] {escape(visible(result.answer))}")
