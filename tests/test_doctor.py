@@ -87,3 +87,32 @@ def test_doctor_reports_an_unreachable_neo4j(tmp_path):
     result = CliRunner().invoke(app, ["doctor"], env={"HYPERMEM_STORE": "bolt://127.0.0.1:1", "COLUMNS": "200"})
     assert result.exit_code == 1
     assert "not reachable" in result.output
+
+
+def test_doctor_warns_of_a_memory_an_interrupted_ingest_left_unfinished(tmp_path):
+    """A memory with a session no ingest finished (its marker gone, as a killed reindex leaves it) is named with its
+    count, and the remedy; not while a writer holds its lock (an ingest still running), and not once finished."""
+    from conftest import make_testconv_record
+
+    from hypermem.config import Settings
+    from hypermem.ingest.locomo import conversation_from_record
+    from hypermem.locks import MemoryLock
+    from hypermem.service import MemoryService
+
+    settings = Settings(store=f"falkordb://{tmp_path / 'db'}", llm_base_url=None)
+    conversation = conversation_from_record(make_testconv_record("half"))
+    with MemoryService.open(settings, use_llm=False) as svc:
+        svc.ingest_conversation(conversation)
+        sessions = len(svc.store.query("ingest/session_states", memory_id="half"))
+        svc.store.run_cypher("MATCH (s:IngestState {memory_id: 'half'}) WITH s LIMIT 1 DELETE s")
+    env = {"HYPERMEM_STORE": settings.store, "COLUMNS": "200", "HYPERMEM_LLM_BASE_URL": ""}
+    result = CliRunner().invoke(app, ["doctor"], env=env)
+    assert result.exit_code == 0, result.output
+    assert f"unfinished memories\thalf (1 of {sessions} sessions)" in result.output
+    assert "warning: unfinished memories" in result.output and "hypermem reindex" in result.output
+    with MemoryService.open(settings, use_llm=False) as svc, MemoryLock(svc.store, "half", "ingest"):
+        held = CliRunner().invoke(app, ["doctor"], env=env)
+    assert "unfinished memories\tnone" in held.output and held.output.rstrip().endswith("ok")
+    with MemoryService.open(settings, use_llm=False) as svc:
+        svc.ingest_conversation(conversation)  # the ingest again rebuilds the unmarked session
+    assert "unfinished memories\tnone" in CliRunner().invoke(app, ["doctor"], env=env).output

@@ -773,14 +773,16 @@ def doctor() -> None:
 
     Opens the configured store (on a fresh install that creates the default embedded store
     directory), creates its indexes and records the embedding model, as the service does on
-    start. Exits 1 when the model cannot be loaded offline, the store cannot be reached, or
-    the store was built with another embedding dimension.
+    start. Exits 1 when the model cannot be loaded offline, the store cannot be reached, or the
+    store was built with another embedding dimension. Warns (exit 0) of memories an interrupted
+    ingest or reindex left unfinished (``hypermem.reindex.unfinished_memories``).
     """
     from rich.console import Console
 
     from hypermem.config import Settings
     from hypermem.embed import Embedder, EmbeddingModelError, resolve_model_path
     from hypermem.records.owners import all_memories
+    from hypermem.reindex import unfinished_memories
     from hypermem.store import SchemaMismatch, StoreError, open_store, shown_url
 
     console = Console()
@@ -813,12 +815,21 @@ def doctor() -> None:
         meta = store.meta() or {}
         summary.append(["store built with", f"{meta.get('embedding_model')} ({meta.get('dimension')} dimensions)"])
         summary.append(["memories", str(len(all_memories(store)))])
+        unfinished = unfinished_memories(store)
+        summary.append(["unfinished memories", ", ".join(
+            f"{visible(m.memory_id, one_line=True)} ({m.unfinished} of {m.sessions} sessions)" for m in unfinished
+        ) or "none"])  # fmt: skip
         summary.append(["vector search", "HNSW indexes" if store.vector_indexes else
                         "exact cosine over the memory (HNSW indexes not searched; HYPERMEM_FALKORDB_VECTOR_INDEXES=true builds and uses them)"])  # fmt: skip
         indexes = [[i["label"], i["property"], i["type"]]
                    for i in sorted(store.indexes(), key=lambda i: (i["label"], i["type"], i["property"]))]  # fmt: skip
     _show_table(console, "hypermem doctor", ["check", "value"], summary)
     _show_table(console, "indexes", ["label", "property", "type"], indexes)
+    if unfinished:  # the installation is fine: a warning, not a failure
+        console.print("[yellow]warning: unfinished memories: an ingest or `hypermem reindex` was interrupted, and their "
+                      "turns are searched without episodes and facts. Ingest those conversations again, or run "
+                      "`hypermem reindex`.")  # fmt: skip
+        return
     console.print("[green]ok")
 
 

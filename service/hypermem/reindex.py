@@ -10,6 +10,7 @@ kept. Killed halfway, it is simply run again. Each memory is rebuilt holding its
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +31,23 @@ class ReindexReport:
     new_model: str
     new_dimension: int
     turns: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class UnfinishedMemory:
+    """A memory with ``unfinished`` of its ``sessions`` never finished by an ingest (``unfinished_memories``)."""
+
+    memory_id: str
+    sessions: int
+    unfinished: int
+
+
+def unfinished_memories(store: GraphStore) -> list[UnfinishedMemory]:
+    """Memories holding turns of sessions no ingest has finished (no session marker): an ingest or a reindex was
+    interrupted, and retrieval sees those turns without their episodes and facts. A memory whose lock a writer holds
+    now is left out (its ingest is still running). The ingest of those conversations again, or ``reindex``, finishes
+    them. Sorted by memory_id."""
+    return [UnfinishedMemory(**row) for row in store.query("maintain/unfinished_memories", now=time.time())]
 
 
 def stored_messages(store: GraphStore, memory_id: str) -> list[Message]:
