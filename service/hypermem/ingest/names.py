@@ -4,7 +4,7 @@ NER on technical chats tags markup and code as names (spaCy read ``Dark Mode</bu
 Person, issue 9 §1). ``clean_name`` strips tags and entities, collapses whitespace, drops control
 characters, and refuses what still looks like code or is not a name at all. Which spans are
 persons is the NER's business (``hypermem.ingest.elements``); this gate only keeps the store clean. A speaker is a
-person whatever the name's shape (``speaker_name``: printable, whitespace collapsed).
+person whatever the name's shape (``speaker_name``: cleaned the same way, never refused for its shape).
 """
 
 from __future__ import annotations
@@ -37,12 +37,24 @@ def _printable(text: str) -> str:
 
 
 def speaker_name(raw: str) -> str | None:
-    """The display name of a turn's speaker: ``raw`` printable (``_printable``) with its whitespace collapsed, or None
-    when nothing is left. A speaker is a participant whatever the name looks like ("user_1", "bot[1]", a long
-    display name), so none of ``clean_name``'s shape rules applies: they are for names found in text."""
-    if not isinstance(raw, str):
+    """The display name of a turn's speaker: ``raw`` cleaned as ``clean_name`` cleans (entities decoded, tags removed,
+    control characters dropped, whitespace collapsed, surrounding punctuation trimmed) and cut to ``MAX_NAME_CHARS``,
+    or None when no letter or digit is left. A speaker is a participant whatever the name looks like ("user_1",
+    "bot[1]"), so ``clean_name``'s refusals of code-like or long names, which are for names found in text, do not
+    apply."""
+    text = _cleaned(raw)
+    if not text or not any(char.isalnum() for char in text):
         return None
-    return " ".join(_printable(raw).split()) or None
+    return text[:MAX_NAME_CHARS].rstrip()
+
+
+def _cleaned(raw: str) -> str:
+    """``raw`` with HTML entities decoded, tags removed, control characters dropped, whitespace collapsed and
+    surrounding punctuation trimmed ("" for a non-string)."""
+    if not isinstance(raw, str):
+        return ""
+    text = _TAG.sub(" ", html.unescape(_printable(raw)))
+    return " ".join(text.split()).strip(" \"'.,:;!?-–—()")
 
 
 def clean_name(raw: str) -> str | None:
@@ -53,10 +65,7 @@ def clean_name(raw: str) -> str | None:
     like code (brackets, operators, ``camelCase``, ``snake_case``, call syntax), or when it exceeds
     ``MAX_NAME_CHARS`` characters or ``MAX_NAME_WORDS`` words.
     """
-    if not isinstance(raw, str):
-        return None
-    text = _TAG.sub(" ", html.unescape(_printable(raw)))
-    text = " ".join(text.split()).strip(" \"'.,:;!?-–—()")
+    text = _cleaned(raw)
     if not text or not any(char.isalpha() for char in text):
         return None
     if _CODE.search(text) or len(text) > MAX_NAME_CHARS or len(text.split()) > MAX_NAME_WORDS:
