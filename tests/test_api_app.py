@@ -274,8 +274,9 @@ def test_a_delete_with_a_body_is_refused_and_deletes_nothing(client, acme):
     assert refused.status_code == 422
     assert refused.get_json()["errors"]["json"] == {"message_ids": ["Unknown field."]}
     assert client.get(f"/v1/memories/{MEMORY}/topics", headers=acme).get_json()["topics"] == before
-    moved = client.put(f"/v1/tenants/acme/memories/{MEMORY}", headers=bearer(ADMIN), json={"tenant": "globex"})
-    assert moved.status_code == 422 and "tenant" in moved.get_json()["errors"]["json"]
+    moved = client.put(f"/v1/tenants/acme/memories/{MEMORY}", headers=bearer(ADMIN), json={"transfer": True})
+    assert moved.status_code == 422 and "transfer" in moved.get_json()["errors"]["json"]
+    assert moved.get_json()["message"].endswith("its settings are query parameters (?name=value)")
     revoked = client.delete("/v1/tenants/acme/keys/0123456789abcdef", headers=bearer(ADMIN), json={"all": True})
     assert revoked.status_code == 422 and "all" in revoked.get_json()["errors"]["json"]
 

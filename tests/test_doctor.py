@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,6 +115,14 @@ def test_doctor_warns_of_a_memory_an_interrupted_ingest_left_unfinished(tmp_path
     with MemoryService.open(settings, use_llm=False) as svc, MemoryLock(svc.store, "half", "ingest"):
         held = CliRunner().invoke(app, ["doctor"], env=env)
     assert "unfinished memories\tnone" in held.output and held.output.rstrip().endswith("ok")
+    gone = subprocess.Popen(["true"])  # a pid whose process has ended
+    gone.wait()
+    with MemoryService.open(settings, use_llm=False) as svc:  # a killed writer's lock, its lease still running
+        svc.store.query("lock/acquire", id="lock/half", memory="half", token="t", holder=f"{socket.gethostname()}:{gone.pid}",
+                        operation="reindex", now=time.time(), lease=600.0)  # fmt: skip
+        killed = CliRunner().invoke(app, ["doctor"], env=env)
+        svc.store.query("lock/release", id="lock/half", token="t")
+    assert f"unfinished memories\thalf (1 of {sessions} sessions)" in killed.output
     with MemoryService.open(settings, use_llm=False) as svc:
         svc.ingest_conversation(conversation)  # the ingest again rebuilds the unmarked session
     assert "unfinished memories\tnone" in CliRunner().invoke(app, ["doctor"], env=env).output

@@ -53,6 +53,18 @@ def test_an_unbroken_line_is_cut_to_the_budget(splitter, hm_service):
     assert max(hm_service.embedder.count_tokens(p.text) for p in passages) <= 200
 
 
+def test_a_run_the_tokenizer_reads_as_one_token_is_cut_too(splitter, hm_service):
+    """WordPiece reads a word of over 100 characters as one unknown token: a 30,000-character run still becomes
+    passages of at most 200 x 8 characters (shown whole as a snippet, it would be unreadable), and the sentence after
+    it stays findable in its own passage."""
+    text = "a" * 30_000 + " The secret code word for the vault is marmalade."
+    assert hm_service.embedder.count_tokens(text) < 20  # what the tokenizer makes of it
+    passages = splitter.split(text)
+    assert splitter.is_long(text) and len(passages) >= 30_000 // 1_600
+    assert max(len(p.text) for p in passages) <= 1_600 and "marmalade" in passages[-1].text
+    assert "".join(p.text.replace(" ", "") for p in passages).count("marmalade") == 1
+
+
 @pytest.mark.parametrize(
     ("line", "code"),
     [('<button id="toggleDarkMode">Toggle Dark Mode</button>', True), ("</div>", True),

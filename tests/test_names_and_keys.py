@@ -92,6 +92,8 @@ def test_query_with_a_lone_surrogate_is_a_query_error(hm_service, hm_ingested):
         ("  Dr.  Ana\tLima ", "Dr. Ana Lima", "Dr. Ana Lima"),
         ("Dark Mode</button>", "Dark Mode", "Dark Mode"),  # markup is cleaned off a speaker as off a name
         ("A" * 150, "A" * 80, None),  # cut to MAX_NAME_CHARS, not refused
+        ("Bob (work)", "Bob (work)", "Bob (work"),  # a speaker keeps its punctuation: "user_1!" is not "user_1"
+        ("user_1!", "user_1!", None),
     ],
 )
 def test_a_speaker_is_a_person_whatever_the_names_shape(speaker, name, found_in_text):
@@ -101,6 +103,6 @@ def test_a_speaker_is_a_person_whatever_the_names_shape(speaker, name, found_in_
     from hypermem.model import Turn
 
     turn = Turn("m", "m/turn/1", "1", speaker, "Hello there.", "2024-01-01T10:00:00", "s", 0)
-    persons = [e for e in element_nodes("m", turn, TurnElements(persons=[speaker])).values() if e.kind == "Person"]
+    persons = [e for e in element_nodes("m", turn, TurnElements()).values() if e.kind == "Person"]
     assert [(p.name, p.id) for p in persons] == [(name, f"m/person/{name_key(name)}")]
     assert clean_name(speaker) == found_in_text

@@ -1,5 +1,6 @@
 // Memories holding turns of a session no ingest has finished (no IngestState marker of it: an ingest or a reindex
-// was interrupted), except those a writer holds the lock of now (its ingest is still running). $now (epoch seconds)
+// was interrupted), with the holder ("host:pid") of the memory's lock where its lease runs at $now (epoch seconds):
+// a writer may still be finishing it.
 MATCH (t:Turn)
 WITH t.memory_id AS memory_id, collect(DISTINCT t.session) AS sessions
 OPTIONAL MATCH (s:IngestState)
@@ -9,7 +10,5 @@ WITH memory_id, size(sessions) AS sessions, size([x IN sessions WHERE NOT x IN d
 WHERE unfinished > 0
 OPTIONAL MATCH (l:MemoryLock)
 WHERE l.memory = memory_id AND l.expires > $now
-WITH memory_id, sessions, unfinished, count(l) AS writers
-WHERE writers = 0
-RETURN memory_id, sessions, unfinished
+RETURN memory_id, sessions, unfinished, l.holder AS holder
 ORDER BY memory_id

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from hypermem.config import Settings
 from hypermem.embed import Embedder
-from hypermem.locks import MemoryLock
+from hypermem.locks import MemoryLock, process_gone
 from hypermem.model import Message
 from hypermem.store import GraphStore
 
@@ -44,10 +44,15 @@ class UnfinishedMemory:
 
 def unfinished_memories(store: GraphStore) -> list[UnfinishedMemory]:
     """Memories holding turns of sessions no ingest has finished (no session marker): an ingest or a reindex was
-    interrupted, and retrieval sees those turns without their episodes and facts. A memory whose lock a writer holds
-    now is left out (its ingest is still running). The ingest of those conversations again, or ``reindex``, finishes
-    them. Sorted by memory_id."""
-    return [UnfinishedMemory(**row) for row in store.query("maintain/unfinished_memories", now=time.time())]
+    interrupted, and retrieval sees those turns without their episodes and facts. A memory whose lock a live writer
+    holds is left out (its ingest is still running); a lock whose holder has died on this host is not (its lease
+    would hide the memory for up to ``lock_lease_s``). The ingest of those conversations again, or ``reindex``,
+    finishes them. Sorted by memory_id."""
+    return [
+        UnfinishedMemory(row["memory_id"], row["sessions"], row["unfinished"])
+        for row in store.query("maintain/unfinished_memories", now=time.time())
+        if row["holder"] is None or process_gone(row["holder"])
+    ]
 
 
 def stored_messages(store: GraphStore, memory_id: str) -> list[Message]:

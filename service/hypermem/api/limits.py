@@ -122,12 +122,13 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
         parsed = request.get_json(silent=True) if request.is_json else None
         if parsed == {}:
             return
+        hint = "; its settings are query parameters (?name=value)" if _reads(request.endpoint, "query") else ""
         if isinstance(parsed, dict):
             names = sorted(parsed)
-            abort(422, message=f"this request takes no body (got {', '.join(names)})",
+            abort(422, message=f"this request takes no body (got {', '.join(names)}){hint}",
                   errors={"json": {name: ["Unknown field."] for name in names}})  # fmt: skip
-        got = f"{len(body)} bytes of {request.mimetype or 'no content type'}"
-        abort(422, message=f"this request takes no body (got {got})",
+        got = f"{len(body)} byte{'s' if len(body) != 1 else ''} of {request.mimetype or 'no content type'}"
+        abort(422, message=f"this request takes no body (got {got}){hint}",
               errors={"json": {"_body": ["this request takes no body"]}})  # fmt: skip
 
 

@@ -4,7 +4,8 @@ NER on technical chats tags markup and code as names (spaCy read ``Dark Mode</bu
 Person, issue 9 §1). ``clean_name`` strips tags and entities, collapses whitespace, drops control
 characters, and refuses what still looks like code or is not a name at all. Which spans are
 persons is the NER's business (``hypermem.ingest.elements``); this gate only keeps the store clean. A speaker is a
-person whatever the name's shape (``speaker_name``: cleaned the same way, never refused for its shape).
+person whatever the name's shape (``speaker_name``: markup and control characters removed, never refused for its
+shape).
 """
 
 from __future__ import annotations
@@ -37,24 +38,23 @@ def _printable(text: str) -> str:
 
 
 def speaker_name(raw: str) -> str | None:
-    """The display name of a turn's speaker: ``raw`` cleaned as ``clean_name`` cleans (entities decoded, tags removed,
-    control characters dropped, whitespace collapsed, surrounding punctuation trimmed) and cut to ``MAX_NAME_CHARS``,
-    or None when no letter or digit is left. A speaker is a participant whatever the name looks like ("user_1",
-    "bot[1]"), so ``clean_name``'s refusals of code-like or long names, which are for names found in text, do not
-    apply."""
-    text = _cleaned(raw)
-    if not text or not any(char.isalnum() for char in text):
+    """The display name of a turn's speaker: ``raw`` with HTML entities decoded, tags removed, control characters
+    dropped and whitespace collapsed, cut to ``MAX_NAME_CHARS``; None when no letter or digit is left. A speaker is a
+    participant whatever the name looks like ("user_1", "bot[1]", "Bob (work)"), so neither ``clean_name``'s
+    refusals of code-like or long names nor its trimming of punctuation ("user_1!" is not "user_1") applies: those
+    are for names found in text."""
+    text = _unmarked(raw)
+    if not any(char.isalnum() for char in text):
         return None
     return text[:MAX_NAME_CHARS].rstrip()
 
 
-def _cleaned(raw: str) -> str:
-    """``raw`` with HTML entities decoded, tags removed, control characters dropped, whitespace collapsed and
-    surrounding punctuation trimmed ("" for a non-string)."""
+def _unmarked(raw: str) -> str:
+    """``raw`` with HTML entities decoded, tags removed, control characters dropped and whitespace collapsed ("" for
+    a non-string)."""
     if not isinstance(raw, str):
         return ""
-    text = _TAG.sub(" ", html.unescape(_printable(raw)))
-    return " ".join(text.split()).strip(" \"'.,:;!?-–—()")
+    return " ".join(_TAG.sub(" ", html.unescape(_printable(raw))).split())
 
 
 def clean_name(raw: str) -> str | None:
@@ -65,7 +65,7 @@ def clean_name(raw: str) -> str | None:
     like code (brackets, operators, ``camelCase``, ``snake_case``, call syntax), or when it exceeds
     ``MAX_NAME_CHARS`` characters or ``MAX_NAME_WORDS`` words.
     """
-    text = _cleaned(raw)
+    text = _unmarked(raw).strip(" \"'.,:;!?-–—()")
     if not text or not any(char.isalpha() for char in text):
         return None
     if _CODE.search(text) or len(text) > MAX_NAME_CHARS or len(text.split()) > MAX_NAME_WORDS:

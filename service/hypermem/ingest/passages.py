@@ -27,6 +27,9 @@ LONG_TURN_TOKENS = 256  # the embedding model's window (all-MiniLM-L6-v2 max_seq
 PASSAGE_TOKENS = 200
 OVERLAP_TOKENS = 32
 CHARS_PER_TOKEN = 3  # for cutting a single unit (a minified line) that alone exceeds the budget
+# At most this many characters per token counted: WordPiece reads a word of over 100 characters as one unknown token,
+# so a 30,000-character run without spaces would count 1 and never be cut (English runs about 4.5, code 3).
+MAX_CHARS_PER_TOKEN = 8
 
 _FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+#.-]*)")
 _STATEMENT = re.compile(
@@ -127,7 +130,9 @@ def prose_of(text: str) -> str:
 class PassageSplitter:
     """``split(text) -> list[Passage]`` for a long turn; ``is_long(text)`` decides whether a turn needs it.
 
-    ``count_tokens`` is the embedding model's WordPiece counter (``Embedder.count_tokens``).
+    ``count_tokens`` is the embedding model's WordPiece counter (``Embedder.count_tokens``); a text counts at least
+    one token per ``MAX_CHARS_PER_TOKEN`` characters (``tokens``), so no passage holds more than ``max_tokens`` x 8
+    characters whatever the tokenizer makes of them.
     """
 
     def __init__(self, count_tokens: Callable[[str], int], max_tokens: int = PASSAGE_TOKENS,
@@ -139,9 +144,14 @@ class PassageSplitter:
         self.overlap_tokens = overlap_tokens
         self.long_tokens = long_tokens
 
+    def tokens(self, text: str) -> int:
+        """``text``'s tokens as the splitter counts them: the model's count, at least one per ``MAX_CHARS_PER_TOKEN``
+        characters."""
+        return max(self.count_tokens(text), len(text) // MAX_CHARS_PER_TOKEN)
+
     def is_long(self, text: str) -> bool:
         """True when ``text`` does not fit the embedding model's window (cheap for short texts)."""
-        return len(text) > self.long_tokens and self.count_tokens(text) > self.long_tokens
+        return len(text) > self.long_tokens and self.tokens(text) > self.long_tokens
 
     def split(self, text: str) -> list[Passage]:
         """Passages of ``text`` in order; prose on sentence/paragraph boundaries, code on line boundaries."""
@@ -159,7 +169,7 @@ class PassageSplitter:
         else:
             pieces = [s for para in re.split(r"\n\s*\n", block.text) for s in _SENTENCE_END.split(para.strip()) if s]
         for piece in pieces:
-            tokens = self.count_tokens(piece)
+            tokens = self.tokens(piece)
             if tokens <= self.max_tokens:
                 yield piece, tokens
                 continue
@@ -174,10 +184,10 @@ class PassageSplitter:
             if end < len(piece) and (space := piece.rfind(" ", start + width // 2, end)) != -1:
                 end = space + 1
             part = piece[start:end]
-            tokens = self.count_tokens(part)
+            tokens = self.tokens(part)
             while tokens > self.max_tokens and len(part) > 1:  # dense text: fewer characters per token
                 part = part[: len(part) * 3 // 4]
-                tokens = self.count_tokens(part)
+                tokens = self.tokens(part)
             end = start + len(part)
             yield part, tokens
             start = end
