@@ -281,6 +281,22 @@ def test_a_delete_with_a_body_is_refused_and_deletes_nothing(client, acme):
     assert revoked.status_code == 422 and "all" in revoked.get_json()["errors"]["json"]
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "status", "named"),
+    [("post", "/v1/memories/hx/messagez", 404, None), ("put", f"/v1/memories/{MEMORY}/messages", 405, None),
+     ("post", "/v1/nonexistent", 404, None), ("post", "/v1/memories/a%20/messages", 422, "memory_id"),
+     ("post", "/v1/memories/a%20/query", 422, "memory_id")],
+)  # fmt: skip
+def test_a_body_sent_to_no_route_gets_the_routes_answer_not_a_body_refusal(client, acme, method, path, status, named):
+    """A typo in the URL is reported as one (404, 405, or 422 naming the path parameter), whatever the body."""
+    response = getattr(client, method)(path, headers=acme, json={"messages": [], "query": "bike"})
+    body = response.get_json()
+    assert response.status_code == status, body
+    assert "takes no body" not in body.get("message", "")
+    if named:
+        assert list(body["errors"]["path"]) == [named]
+
+
 def test_keys_are_stored_hashed_and_revocable(app, client):
     created = client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN)).get_json()
     key, key_id = created["key"], created["key_id"]
@@ -365,6 +381,22 @@ def test_a_person_is_found_whichever_unicode_form_names_them(client, acme):
     assert composed and decomposed.status_code == 200 and decomposed.get_json()["items"] == composed
     not_utf8 = client.get("/v1/memories/unicode-names/people/%ff/timeline", headers=acme)
     assert not_utf8.status_code == 400 and "person" in not_utf8.get_json()["errors"]["path"]
+
+
+def test_a_timeline_holds_the_facts_naming_the_person_as_a_word_not_inside_other_words(client, acme):
+    messages = [
+        {"message_id": "w1", "speaker": "Al", "text": "I fixed the garden fence on Sunday morning."},
+        {"message_id": "w2", "speaker": "Eve", "text": "Also, I totally loved visiting the Alhambra really."},
+        {"message_id": "w3", "speaker": "Eve", "text": "My brother Al is a very good cook."},
+    ]
+    for message in messages:
+        message.update(timestamp="2024-03-01T10:00:00", session_id="s1")
+    posted = client.post("/v1/memories/word-names/messages", headers=acme, json={"messages": messages})
+    assert posted.status_code == 200
+    items = client.get("/v1/memories/word-names/people/Al/timeline", headers=acme).get_json()["items"]
+    facts = sorted(i["text"] for i in items if i["kind"] == "fact")
+    assert len(facts) == 2 and not any("Alhambra" in text for text in facts), facts
+    assert any("garden fence" in text for text in facts) and any("brother Al" in text for text in facts)
 
 
 def test_a_person_whose_name_holds_a_slash_has_a_timeline(client, acme):

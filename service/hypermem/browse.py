@@ -9,6 +9,7 @@ Dates are the ISO 8601 strings stored in the graph. Cypher lives in ``cypher/bro
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any
 
@@ -66,8 +67,8 @@ def timeline(
     None when the memory has no Person of that name (case-insensitive, Unicode NFKC) and nothing by them.
 
     Episodes are those whose segment hyperedges hold a Person named ``person`` (case-insensitive)
-    or that the person took part in; facts are those of these episodes that name the person or
-    come from the person's own turns. Items: ``{kind: "episode"|"fact", id, date, start, title, text, episode_id}``:
+    or that the person took part in; facts are those of these episodes that name the person (as a whole word:
+    "Al" is not in "Also") or come from the person's own turns. Items: ``{kind: "episode"|"fact", id, date, start, title, text, episode_id}``:
     ``date`` is a day (YYYY-MM-DD; a fact whose resolved date is only a month or a year reads YYYY-MM or YYYY),
     ``start`` an episode's first turn's timestamp (None for a fact). On one day, an episode comes before its facts.
     With a window, a fact is kept when its date (day, month or year) overlaps it, whichever episode told it; an
@@ -98,7 +99,10 @@ def timeline(
              if windowed else episodes)  # fmt: skip
     shown = {e["id"] for e in episodes}
     facts = store.query("browse/person_facts", memory_id=memory_id, person=person, episode_ids=[e["id"] for e in every])
+    named = _whole_name(person)
     for fact in facts:
+        if not fact["by_speaker"] and not named.search(fact["content"]):
+            continue  # "Al" inside "Also" or "totally" names no one
         day = fact["date"]
         if not day and fact["episode_id"] not in shown:  # an undated fact goes with its episode
             continue
@@ -119,6 +123,11 @@ def timeline(
     if not items and person.casefold() not in {p["name"].casefold() for p in known}:
         return None
     return items
+
+
+def _whole_name(name: str) -> re.Pattern[str]:
+    """``name``, case-insensitive, not inside a longer word: no letter or digit just before or after it."""
+    return re.compile(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])", re.IGNORECASE)
 
 
 def _first_day(date: str) -> str:

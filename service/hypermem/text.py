@@ -2,8 +2,9 @@
 
 A graph engine takes no NUL inside a parameter; a lone surrogate (JSON allows ``"\\ud83d"``)
 breaks UTF-8 encoding, hashing and the tokenizer. Identifiers (message, session and speaker
-names) also refuse C0/C1 control characters other than tab, newline and carriage return (they are
-printed as labels, where an ESC would drive the reader's terminal) and leading or trailing whitespace
+names) also refuse every C0/C1 control character, tab, newline and carriage return included (they are
+printed as labels, where an ESC would drive the reader's terminal, and a speaker opens each line of the answer
+model's context, where a newline in it would start a line that reads as evidence) and leading or trailing whitespace
 (``"3 "`` would be another turn than ``"3"``), and invisible format characters (``"3\\u200b"`` likewise).
 A value of whitespace and invisible characters only is blank. Text and queries keep them
 (ANSI colours in a pasted log); ``visible`` escapes them for printing. Callers name the field in
@@ -17,8 +18,10 @@ import re
 MAX_IDENTIFIER_CHARS = 200  # a message id, session id or speaker (the API's limit; the CLI's and Python's the same)
 CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
 """A regex character class body of the C0/C1 control characters except tab, newline and carriage return."""
+IDENTIFIER_CONTROLS = f"{CONTROLS}\\t\\n\\r"
+"""A regex character class body of every C0/C1 control character: what an identifier refuses."""
 _CONTROL = re.compile(f"[{CONTROLS}]")
-_ANY_CONTROL = re.compile(f"[{CONTROLS}\\t\\n\\r]")
+_ANY_CONTROL = re.compile(f"[{IDENTIFIER_CONTROLS}]")
 # Invisible format characters: bidi marks, embeddings, overrides and isolates (they reorder what a terminal
 # shows), zero-width space and word joiner, soft hyphen, byte-order mark. Not the zero-width (non-)joiner,
 # which scripts and emoji sequences need.
@@ -60,8 +63,8 @@ def is_blank(value: str) -> bool:
 
 
 def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:
-    """What makes ``value`` unusable as stored text, or None. ``identifier``: also no control character
-    but tab, newline, carriage return, and at most ``MAX_IDENTIFIER_CHARS`` (a speaker); ``key``: an identifier without
+    """What makes ``value`` unusable as stored text, or None. ``identifier``: also no control character (tab,
+    newline and carriage return included), and at most ``MAX_IDENTIFIER_CHARS`` (a speaker); ``key``: an identifier without
     '/' (a message or session id)."""
     if not isinstance(value, str):
         return "missing or not a string"
@@ -71,8 +74,8 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, id
         return "is not valid UTF-8 (unpaired surrogate)"
     if "\x00" in value:
         return "contains a NUL character"
-    if (key or identifier) and _CONTROL.search(value):
-        return "must not contain control characters"
+    if (key or identifier) and _ANY_CONTROL.search(value):
+        return "must not contain control characters (tabs and line breaks included)"
     if (key or identifier) and _INVISIBLE.search(value):
         return "must not contain invisible format characters (zero-width, bidi marks)"
     if (key or identifier) and value != value.strip():

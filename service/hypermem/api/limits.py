@@ -114,6 +114,8 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
         with ``{"message_ids": [...]}`` must not look like a partial delete while it deletes the whole memory."""
         if not request.headers.get("Authorization") or not request.path.startswith("/v1/"):
             return  # the view answers 401 first
+        if request.url_rule is None:
+            return  # no route matched: its 404/405 (or the path parameter's 422) answers, not the body
         if request.method not in ("POST", "PUT", "PATCH", "DELETE") or reads_json(request.endpoint):
             return
         body = request.get_data(cache=True)

@@ -26,7 +26,7 @@ from marshmallow import (
 
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
 from hypermem.store.ids import repeated_id, repeated_id_note
-from hypermem.text import CONTROLS, INVISIBLE, MAX_IDENTIFIER_CHARS, UNSEEN, encodable, is_blank
+from hypermem.text import IDENTIFIER_CONTROLS, INVISIBLE, MAX_IDENTIFIER_CHARS, UNSEEN, encodable, is_blank
 
 EARLIEST = datetime(1900, 1, 1)
 LATEST = datetime(2200, 1, 1)
@@ -37,12 +37,14 @@ _PATTERNS = {
     "text": (r"^[^\x00]*$", "must not contain NUL characters"),
     "non_blank": (rf"^[^\x00]*[^\s\x00{UNSEEN}][^\x00]*$", "must not be blank or contain NUL characters"),
     "identifier": (
-        rf"^[^\s{CONTROLS}{INVISIBLE}](?:[^{CONTROLS}{INVISIBLE}]*[^\s{CONTROLS}{INVISIBLE}])?$",
-        "must not be blank, start or end with whitespace, or contain control or invisible format characters",
+        rf"^[^\s{IDENTIFIER_CONTROLS}{INVISIBLE}](?:[^{IDENTIFIER_CONTROLS}{INVISIBLE}]*[^\s{IDENTIFIER_CONTROLS}{INVISIBLE}])?$",
+        "must not be blank, start or end with whitespace, or contain control characters (tabs and line breaks "
+        "included) or invisible format characters",
     ),
     "key": (
-        rf"^[^\s/{CONTROLS}{INVISIBLE}](?:[^/{CONTROLS}{INVISIBLE}]*[^\s/{CONTROLS}{INVISIBLE}])?$",
-        "must not be blank, start or end with whitespace, or contain '/', control or invisible format characters",
+        rf"^[^\s/{IDENTIFIER_CONTROLS}{INVISIBLE}](?:[^/{IDENTIFIER_CONTROLS}{INVISIBLE}]*[^\s/{IDENTIFIER_CONTROLS}{INVISIBLE}])?$",
+        "must not be blank, start or end with whitespace, or contain '/', control characters (tabs and line "
+        "breaks included) or invisible format characters",
     ),
 }
 
@@ -56,7 +58,7 @@ def _encodable(value: str) -> None:
 class Text(fields.String):
     """A string of at most ``max_length`` characters without NUL or lone surrogates. ``blank=False``
     also refuses whitespace-only strings; ``identifier`` refuses blanks, leading or trailing whitespace and
-    control characters but tab, newline and carriage return (a speaker); ``key`` also '/' (an id of the caller's)."""
+    control characters, tab, newline and carriage return included (a speaker); ``key`` also '/' (an id of the caller's)."""
 
     def __init__(
         self,
