@@ -208,7 +208,7 @@ def test_control_characters_in_an_error_are_escaped(cli_env, tmp_path):
 @pytest.mark.parametrize(
     ("field", "value", "named", "problem"),
     [
-        ("speaker", "Nadia\x1b[31m", "speaker", "must not contain control characters"),
+        ("speaker", "Nadia\x1b[31m", "speaker", "must not contain control characters (tabs and line breaks included)"),
         # "D1:1 " would be another turn than "D1:1"
         ("dia_id", "D1:1 ", "dia_id", "must not start or end with whitespace"),
         ("blip_caption", "a cat\x00", "blip_caption", "contains a NUL character"),

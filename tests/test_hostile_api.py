@@ -71,6 +71,7 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ),
     ("tab inside speaker", "speaker", "ingest", body(msg(speaker="Ann\tSmith"))),
     ("carriage return inside message_id", "message_id", "ingest", body(msg(message_id="m\r1"))),
+    ("tab inside message_id", "message_id", "ingest", body(msg(message_id="x\ty"))),
     ("trailing carriage return in message_id", "message_id", "ingest", body(msg(message_id="m\r"))),
     ("SOH in session_id", "session_id", "ingest", body(msg(session_id="\x01"))),
     ("DEL in message_id", "message_id", "ingest", body(msg(message_id="m\x7f"))),
@@ -182,7 +183,6 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
 # --- accepted: legal but odd values, stored and read back -------------------------------------------------------
 ACCEPTED: list[tuple[str, dict]] = [
     ("markup speaker", {"speaker": "Dark Mode</button>"}),
-    ("message_id with an inner tab", {"message_id": "x\ty"}),
     ("message_id markup", {"message_id": "<script>alert(1)<script>"}),
     ("message_id Cypher", {"message_id": "') DETACH DELETE n --"}),
     ("session_id emoji", {"session_id": "😀 chat"}),
@@ -332,7 +332,9 @@ def test_odd_but_legal_values_are_stored_and_read_back(hostile, hm_service):
     ]
     assert names and all(name == name.strip() and "<" not in name and len(name) <= 80 for name in names)
     again = client.post(
-        f"/v1/memories/{OK}/messages", headers=headers, json=body(msg(0, message_id="x\ty", text="same id again"))
+        f"/v1/memories/{OK}/messages",
+        headers=headers,
+        json=body(msg(0, message_id="<script>alert(1)<script>", text="same id again")),
     )
     assert again.status_code == 200 and hm_service.store.counts(OK)["Turn"] == len(ACCEPTED)  # idempotent by message id
     # nothing lost: the seeded memory is intact and answers
