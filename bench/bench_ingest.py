@@ -1,7 +1,7 @@
 """No-LLM ingest throughput: turns/s over LoCoMo dev, seconds per stage, and ingest/embedding ratio.
 
     python bench/bench_ingest.py [--data ../shared/data/locomo-dev.json] [--conversation conv-30]...
-        [--rounds 3] [--store falkordb:///tmp/x --rounds 1]
+        [--rounds 3] [--store falkordb:///tmp/x --rounds 1] [--timeline]
 
 Each round ingests the named conversations (default: all of the file) into a fresh temporary embedded FalkorDB (or
 ``--store``), one ``MemoryService`` for the round, no LLM, with the process's cache of word vectors emptied, so every
@@ -22,6 +22,10 @@ CPU seconds (this process, the annotation worker and the store server): what the
 whatever the load, though it cannot show work moved onto an idle core; the ingest's CPU seconds by part (its
 embedding threads, main thread, other threads, worker, server); and the cores each side kept busy (CPU seconds /
 wall seconds, at most the machine's cores): wall ratio = CPU ratio x the embedding's cores / the ingest's.
+With ``--timeline``, each conversation's row is followed by where its tail went: the seconds from the end of the turn
+embedding to the end of the ingest, the cores busy in it, the writer thread's statements in it (wall seconds, count,
+and the engine's own execution time where it reports one, FalkorDB's ``run_time_ms``), and the main thread's seconds
+until it had submitted the last statement (after which only the writer works).
 Issue 13's absolute target: the 10 LoCoMo conversations (5,882 turns) in < 60 s on an idle
 2-core machine, i.e. >= 98 turns/s; the run prints the projection at its own rate.
 """
@@ -43,6 +47,7 @@ from pathlib import Path
 
 from hypermem.config import Settings
 from hypermem.ingest import pipeline
+from hypermem.ingest.embed_schedule import QueuedVectors
 from hypermem.ingest.locomo import LocomoFormatError, load_locomo
 from hypermem.ingest.pipeline import Ingestor
 from hypermem.service import MemoryService
@@ -53,7 +58,9 @@ DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / 
 # module's functions.
 STAGES = {
     "_changed_sessions": "turns: load + diff",
-    "_embed_turns": "turns: embed",
+    "_embed_turns": "turns: stored vectors, embedding queued",
+    "take": "turns: wait for a chunk's vectors",
+    "take_words": "vocabulary: wait for the new words' vectors",
     "_annotate": "annotation: start (worker process)",
     "_take_annotation": "annotation: wait after embedding",
     "_build_episodes": "episodes: segment, title, summary",
@@ -143,11 +150,82 @@ def recorded_encode(embedder) -> Iterator[list[list[str]]]:
         del embedder.encode, embedder.plan_tasks
 
 
+@dataclass
+class Timeline:
+    """One conversation's marks (``time.perf_counter`` seconds): the end of the turn embedding (and the CPU seconds used
+    by then), the main thread's last
+    statement submitted, and each statement the store ran, as ``(start, end, engine ms or None, thread name)``."""
+
+    embedded: float = 0.0
+    embedded_cpu: float = 0.0  # ``cpu_seconds()`` then
+    submitted: float = 0.0
+    statements: list[tuple[float, float, float | None, str]] = field(default_factory=list)
+
+    def tail(self, end: float, cores: float) -> str:
+        """The ``--timeline`` line of a conversation whose ingest ended at ``end``, with ``cores`` busy in the tail."""
+        after = [s for s in self.statements if s[1] > self.embedded and s[3] == "hypermem-writer_0"]
+        wall = sum(e - max(b, self.embedded) for b, e, _, _ in after)
+        engine = [ms for *_, ms, _ in after if ms is not None]
+        engine_text = f", engine {sum(engine) / 1000:.2f} s" if engine else ""
+        return (
+            f"  tail {end - self.embedded:.2f} s at {cores:.2f} cores: writer {wall:.2f} s in {len(after)} "
+            f"statements{engine_text}; main thread done submitting after {self.submitted - self.embedded:.2f} s"
+        )
+
+
+@contextlib.contextmanager
+def timeline(ingestor: Ingestor) -> Iterator[Timeline]:
+    """Within the block, record a ``Timeline`` of the ingests ``ingestor`` runs (wrapping its store's
+    ``run_prepared``, the end of each ``QueuedVectors.take``: the last one is the embedding's end, and of ``_write``)."""
+    marks = Timeline()
+    store = ingestor.store
+    run_prepared, take, write = store.run_prepared, QueuedVectors.take, ingestor._write
+    engine_ms: list[float | None] = [None]
+    inner = getattr(store, "_run", None)
+
+    def recording_inner(cypher, params):
+        result = inner(cypher, params)
+        engine_ms[0] = getattr(result, "run_time_ms", None)
+        return result
+
+    def recording_run(cypher, prepared):
+        start = time.perf_counter()
+        engine_ms[0] = None
+        try:
+            return run_prepared(cypher, prepared)
+        finally:
+            marks.statements.append((start, time.perf_counter(), engine_ms[0], threading.current_thread().name))
+
+    def recording_take(*args, **kwargs):
+        try:
+            return take(*args, **kwargs)
+        finally:
+            marks.embedded, marks.embedded_cpu = time.perf_counter(), cpu_seconds()
+
+    def recording_write(*args, **kwargs):
+        try:
+            return write(*args, **kwargs)
+        finally:
+            marks.submitted = time.perf_counter()
+
+    store.run_prepared, ingestor._write = recording_run, recording_write
+    QueuedVectors.take = recording_take  # type: ignore[method-assign]
+    if inner is not None:
+        store._run = recording_inner
+    try:
+        yield marks
+    finally:
+        del store.run_prepared, ingestor._write
+        QueuedVectors.take = take  # type: ignore[method-assign]
+        if inner is not None:
+            del store._run
+
+
 def timed_stages(ingestor: Ingestor, seconds: dict[str, float]) -> None:
     """Wrap the ingestor's stage methods (and the pipeline's vocabulary functions) so each adds its wall seconds to
     ``seconds`` (the pipeline's once a process: a later round's ingestor shares them)."""
     for name in STAGES:
-        owner = ingestor if hasattr(ingestor, name) else pipeline
+        owner = ingestor if hasattr(ingestor, name) else QueuedVectors if hasattr(QueuedVectors, name) else pipeline
         method = getattr(owner, name)
         if hasattr(method, "__wrapped__"):
             continue
@@ -201,9 +279,12 @@ def ingest_round(conversations, args, seconds: dict[str, float]) -> Round:
             )
             for conv in conversations:
                 t0, parts0 = time.perf_counter(), cpu_parts()
-                with recorded_encode(svc.embedder) as calls:  # the texts this conversation's ingest embeds
+                with (
+                    recorded_encode(svc.embedder) as calls,  # the texts this conversation's ingest embeds
+                    timeline(ingestor) if args.timeline else contextlib.nullcontext(Timeline()) as marks,
+                ):
                     report = svc.ingest_conversation(conv)
-                elapsed, parts = time.perf_counter() - t0, cpu_parts()
+                end, elapsed, parts = time.perf_counter(), time.perf_counter() - t0, cpu_parts()
                 for part, seconds_used in parts.items():
                     sums.by_part[part] += seconds_used - parts0.get(part, 0.0)
                 used = sum(parts.values()) - sum(parts0.values())
@@ -222,6 +303,9 @@ def ingest_round(conversations, args, seconds: dict[str, float]) -> Round:
                 print(f"{conv.sample_id:<14}{report.turns:>7}{report.episodes:>10}{report.facts:>7}{report.topics:>8}"
                       f"{report.hyperedges:>12}{elapsed:>9.1f}{report.turns / elapsed:>9.1f}{alone:>9.1f}"
                       f"{elapsed / alone:>7.2f}")  # fmt: skip
+                if args.timeline:
+                    tail_s = end - marks.embedded
+                    print(marks.tail(end, (sum(parts.values()) - marks.embedded_cpu) / tail_s if tail_s > 0 else 0.0))
             print(f"after: {load()}; round ratio {sums.ratio:.2f}\n")
     return sums
 
@@ -240,6 +324,10 @@ def main() -> None:
     parser.add_argument(
         "--rounds", type=int, default=3,
         help="rounds of the whole ingest, each into a fresh store; the last line gives their median ratio (default 3)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--timeline", action="store_true",
+        help="after each conversation, a line on its tail: the seconds after the turn embedding, and where they went",
     )  # fmt: skip
     args = parser.parse_args()
     if args.rounds < 1:

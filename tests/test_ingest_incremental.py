@@ -330,3 +330,74 @@ def test_facts_left_by_an_ingest_stopped_before_its_episodes_are_pruned_by_the_n
     clean = {i.removeprefix("stopped-clean/") for i in _ids(hm_service, "stopped-clean")}
     assert {i for i in left if i.startswith("fact/")} - clean  # a fact the edited conversation no longer makes
     assert resumed == clean
+
+
+def _graph(svc, memory_id: str) -> tuple[list, list]:
+    """Every node of ``memory_id`` (labels, properties) and relationship (ends' ids, type, properties), with the
+    memory id taken out of ids, in a stable order; vectors rounded to 6 places."""
+
+    def clean(value):
+        if isinstance(value, str):
+            return value.replace(memory_id, "M")
+        if isinstance(value, list):
+            return [round(v, 6) if isinstance(v, float) else clean(v) for v in value]
+        return value
+
+    nodes = sorted(
+        (sorted(r["labels"]), sorted((k, clean(v)) for k, v in r["props"].items() if k != "generation"))
+        for r in svc.store.run_cypher(
+            "MATCH (n) WHERE n.memory_id = $m RETURN labels(n) AS labels, properties(n) AS props", {"m": memory_id}
+        )
+    )
+    edges = sorted(
+        (clean(r["a"]), r["type"], clean(r["b"]), sorted(r["props"].items()))
+        for r in svc.store.run_cypher(
+            "MATCH (a)-[r]->(b) WHERE a.memory_id = $m RETURN a.id AS a, type(r) AS type, b.id AS b, "
+            "properties(r) AS props",
+            {"m": memory_id},
+        )
+    )
+    return nodes, edges
+
+
+def test_an_ingest_in_two_chunks_builds_the_graph_one_chunk_builds(hm_service, monkeypatch):
+    """The pipeline's chunks (``session_chunks``: the last session built while it is embedded) change when things
+    are built and written, never what: the same nodes, properties, vectors and relationships as one chunk."""
+    chunks: list[int] = []  # per ingest, how many
+    split = pipeline.session_chunks
+
+    def recorded(sessions):
+        chunks.append(len(split(sessions)))
+        return split(sessions)
+
+    monkeypatch.setattr(pipeline, "session_chunks", recorded)
+    monkeypatch.setattr(pipeline, "PIPELINE_MIN_TURNS", 1)
+    chunked = _ingest_copy(hm_service, "chunked")
+    monkeypatch.setattr(pipeline, "PIPELINE_MIN_TURNS", 10**9)
+    whole = _ingest_copy(hm_service, "whole")
+    assert (chunked.turns, chunked.episodes, chunked.facts, chunked.hyperedges) == (
+        whole.turns, whole.episodes, whole.facts, whole.hyperedges
+    )  # fmt: skip
+    assert chunked.facts > 0 and chunks == [2, 1]
+    nodes, edges = _graph(hm_service, "chunked")
+    assert (nodes, edges) == _graph(hm_service, "whole")
+    vectors = [v for _, props in nodes for k, v in props if k == "embedding" and v is not None]
+    assert len(vectors) >= chunked.turns + chunked.facts and all(len(v) == 384 for v in vectors)
+    assert {t for _, t, _, _ in edges} >= {"NEXT", "FROM_TURN", "MEMBER", "HAS_HYPEREDGE"}
+
+
+def test_session_chunks_put_the_trailing_fifth_of_the_turns_last(monkeypatch):
+    from hypermem.ingest.plan import SessionBuild
+
+    def sessions(*sizes: int) -> list[SessionBuild]:
+        return [SessionBuild(f"s{n}", [object()] * size) for n, size in enumerate(sizes)]  # type: ignore[list-item]
+
+    def shape(chunks: list[list[SessionBuild]]) -> list[list[str]]:
+        return [[s.session for s in chunk] for chunk in chunks]
+
+    monkeypatch.setattr(pipeline, "PIPELINE_MIN_TURNS", 100)
+    assert shape(pipeline.session_chunks(sessions(30, 30, 30))) == [["s0", "s1", "s2"]]  # under 100 turns
+    assert shape(pipeline.session_chunks(sessions(40, 40, 10, 10))) == [["s0", "s1"], ["s2", "s3"]]  # 20 of 100
+    assert shape(pipeline.session_chunks(sessions(50, 30, 25))) == [["s0", "s1"], ["s2"]]  # 25 >= 21
+    assert shape(pipeline.session_chunks(sessions(150))) == [["s0"]]  # one session: nothing to build ahead
+    assert shape(pipeline.session_chunks(sessions(0, 150))) == [["s0", "s1"]]  # never a first chunk without turns

@@ -44,6 +44,9 @@ def badin(hm_service):
         (Message("N2", "Omar", "a NUL \x00 byte", WHEN, "new"), "messages[1].text"),
         (Message("N2", "Omar", "x" * 2_000_001, WHEN, "new"), "messages[1].text"),  # over max_message_chars
         (Message("N2", "Omar", "Some words here.", "yesterday", "new"), "messages[1].timestamp"),
+        # the years the API and the LoCoMo reader take: 1900-2199
+        (Message("N2", "Omar", "Some words here.", datetime(2500, 5, 2, 9, 30), "new"), "messages[1].timestamp"),
+        (Message("N2", "Omar", "Some words here.", datetime(1, 1, 1), "new"), "messages[1].timestamp"),
         (Message("", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
         (Message("a/b", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
         (Message("N1", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),  # duplicate in batch
@@ -128,6 +131,19 @@ def test_locomo_unparseable_session_date_names_the_key(tmp_path):
     record = make_testconv_record("bad-date")
     record["conversation"]["session_2_date_time"] = "sometime after the flood"
     with pytest.raises(LocomoFormatError, match=r"bad-date\.session_2_date_time: cannot parse date"):
+        load_locomo(_write(tmp_path, [record]))
+
+
+@pytest.mark.parametrize(("value", "ok"), [("7:10 pm on 3 March, 2200", False), ("7:10 pm on 3 March, 2199", True)])
+def test_locomo_session_dates_take_the_years_every_entry_point_takes(tmp_path, value, ok):
+    record = make_testconv_record("far-date")
+    record["conversation"]["session_2_date_time"] = value
+    if ok:
+        assert load_locomo(_write(tmp_path, [record]))[0].messages
+        return
+    with pytest.raises(
+        LocomoFormatError, match=r"far-date\.session_2_date_time: date .* is outside the years 1900-2199"
+    ):
         load_locomo(_write(tmp_path, [record]))
 
 

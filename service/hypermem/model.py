@@ -54,6 +54,9 @@ KEY_INDEXES = (("Turn", "embed_key"), ("Fact", "embed_key"), ("Term", "embed_key
 # A memory_id (and any id built like one): 1-128 of letters, digits, '_', '.', ':' or '-'; no '/',
 # which separates the parts of a node id.
 MEMORY_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}"
+# The years a message may be said in, every entry point alike (API, CLI, Python): outside them a date is a typo,
+# and "said on 1 January 1" reads as a mistake in an answer model's context.
+EARLIEST_YEAR, LATEST_YEAR = 1900, 2199
 
 
 def node_id(memory_id: str, kind: str, local: str) -> str:

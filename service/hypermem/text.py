@@ -52,6 +52,17 @@ def visible(value: str, *, one_line: bool = False) -> str:
     return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
 
 
+CONTINUATION = "    "  # what opens every line of an entry after its first (``one_entry``)
+
+
+def one_entry(value: str) -> str:
+    """``value`` as one entry of a line-per-entry listing (an answer model's context, a prompt's turns): each line
+    after its first (any line break ``str.splitlines`` knows: CR, LF, VT, FF, NEL, U+2028 and U+2029) opens with
+    ``CONTINUATION``, so a turn's text cannot start a line that reads as another entry ("[D9:9] Ana said …")."""
+    lines = value.splitlines()
+    return ("\n" + CONTINUATION).join(lines) if len(lines) > 1 else value
+
+
 def abbreviated(value: str, limit: int = 64) -> str:
     """``value``, or its first ``limit`` characters and how many it has, for an error message that names it."""
     return value if len(value) <= limit else f"{value[:limit]}… ({len(value)} characters)"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from marshmallow import (
@@ -24,13 +23,10 @@ from marshmallow import (
     validates_schema,
 )
 
+from hypermem.model import EARLIEST_YEAR, LATEST_YEAR
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
 from hypermem.store.ids import repeated_id, repeated_id_note
 from hypermem.text import IDENTIFIER_CONTROLS, INVISIBLE, MAX_IDENTIFIER_CHARS, UNSEEN, encodable, is_blank
-
-EARLIEST = datetime(1900, 1, 1)
-LATEST = datetime(2200, 1, 1)
-
 
 _PATTERNS = {
     # (pattern, error) by kind; patterns go into the OpenAPI document, so generated clients comply.
@@ -139,8 +135,8 @@ class MessageSchema(RequestSchema):
     @post_load
     def _normalise(self, data: dict, **kwargs) -> dict:
         when = data["timestamp"].replace(tzinfo=None)
-        if not EARLIEST <= when < LATEST:
-            raise ValidationError(f"must be in the years {EARLIEST.year}-{LATEST.year - 1}", "timestamp")
+        if not EARLIEST_YEAR <= when.year <= LATEST_YEAR:
+            raise ValidationError(f"must be in the years {EARLIEST_YEAR}-{LATEST_YEAR}", "timestamp")
         data["timestamp"] = when
         data["session_id"] = data["session_id"] or when.date().isoformat()
         return data

@@ -18,7 +18,7 @@ from pathlib import Path
 from dateutil import parser as date_parser
 
 from hypermem.errors import HypermemError
-from hypermem.model import Conversation, Message
+from hypermem.model import EARLIEST_YEAR, LATEST_YEAR, Conversation, Message
 from hypermem.store.ids import repeated_id, repeated_id_note
 from hypermem.text import abbreviated
 
@@ -31,7 +31,7 @@ class LocomoFormatError(HypermemError, ValueError):
 
 
 def parse_session_date(value: str, where: str) -> datetime:
-    """Parse LoCoMo's ``"1:56 pm on 8 May, 2023"``: a day, a month and a year (1900–2200), the time optional.
+    """Parse LoCoMo's ``"1:56 pm on 8 May, 2023"``: a day, a month and a year (``EARLIEST_YEAR``-``LATEST_YEAR``), the time optional.
     Raises ``LocomoFormatError`` naming ``where`` for anything less (``"5"``, ``"in 3 days"``, ``"2023"`` would
     otherwise take the missing parts from today)."""
     text = value.replace(" on ", " ")
@@ -43,10 +43,12 @@ def parse_session_date(value: str, where: str) -> datetime:
         raise LocomoFormatError(f"{where}: cannot parse date {value!r}") from exc
     if first.date() != second.date():
         raise LocomoFormatError(f"{where}: cannot parse date {value!r}: it needs a day, a month and a year")
-    if not 1900 <= first.year <= 2200:
-        raise LocomoFormatError(f"{where}: date {value!r} is outside the years 1900-2200")
+    if not EARLIEST_YEAR <= first.year <= LATEST_YEAR:
+        raise LocomoFormatError(f"{where}: date {value!r} is outside the years {EARLIEST_YEAR}-{LATEST_YEAR}")
     if str(first.year) not in _YEAR.findall(text):  # "0001" and "23" would read as 2001 and 2023
-        raise LocomoFormatError(f"{where}: date {value!r} needs its year in four digits, within 1900-2200")
+        raise LocomoFormatError(
+            f"{where}: date {value!r} needs its year in four digits, within {EARLIEST_YEAR}-{LATEST_YEAR}"
+        )
     return first
 
 

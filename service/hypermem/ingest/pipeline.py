@@ -22,9 +22,9 @@ import logging
 import os
 import re
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -35,6 +35,7 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.ingest.annotate import Annotation
 from hypermem.ingest.elements import element_nodes
+from hypermem.ingest.embed_schedule import QueuedVectors
 from hypermem.ingest.episodes import centroid, summary, title, title_exclusions, title_keyphrases, title_text
 from hypermem.ingest.facts import TURN_KEYWORDS, FactDraft, TurnFactExtractor
 from hypermem.ingest.plan import (
@@ -55,7 +56,6 @@ from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node
 from hypermem.store import GraphStore
 from hypermem.store.ids import key
 from hypermem.store.ordered_writes import OrderedWrites
-from hypermem.store.word_vectors import WORD_VECTORS
 from hypermem.vocabulary import find_new_words, prune_words, write_new_words
 
 if TYPE_CHECKING:
@@ -63,11 +63,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Turns per embedding task: a few of the model's batches (~0.2 s), so a thread that is free takes the next one soon,
-# and the embedding takes every core soon after the annotation worker finishes.
-EMBED_TASK = 32
-WORKER_POLL_S = 0.05  # how often the embedding checks whether the annotation worker has freed its core
 MEMORY_ID = re.compile(MEMORY_ID_PATTERN)
+# An ingest of at least PIPELINE_MIN_TURNS turns goes in two chunks of sessions (``session_chunks``): the last holds
+# about LAST_CHUNK_SHARE of the turns, so what follows its embedding (its episodes and facts, the plan, the writes) is
+# short, while its embedding is still long enough to cover the first chunk's building and writes (about a tenth of
+# their embedding's time).
+PIPELINE_MIN_TURNS = 128
+LAST_CHUNK_SHARE = 0.2
 Progress = Callable[[int], None]
 
 
@@ -112,6 +114,21 @@ def check_memory_id(memory_id: str) -> str:
     return memory_id
 
 
+def session_chunks(sessions: list[SessionBuild]) -> list[list[SessionBuild]]:
+    """``sessions`` in order, as one chunk, or two when they hold at least ``PIPELINE_MIN_TURNS`` turns and more than
+    one session has turns: the last chunk is the fewest trailing sessions holding ``LAST_CHUNK_SHARE`` of the turns
+    (never all of them). ``Ingestor.ingest`` builds a chunk while the next one is embedded."""
+    total = sum(len(s.turns) for s in sessions)
+    if total < PIPELINE_MIN_TURNS:
+        return [sessions]
+    held = 0
+    for cut in range(len(sessions) - 1, 0, -1):
+        held += len(sessions[cut].turns)
+        if held >= LAST_CHUNK_SHARE * total:
+            return [sessions[:cut], sessions[cut:]] if held < total else [sessions]
+    return [sessions]
+
+
 def check_input(memory_id: str, messages: list[Message], max_chars: int) -> None:
     """Raise ``IngestInputError`` for an unusable ``memory_id`` or any unusable field of ``messages``
     (``validate``): the only input errors an ingest raises, all before it writes anything."""
@@ -133,10 +150,18 @@ class Ingestor:
         self._embed_pool = ThreadPoolExecutor(
             self.embed_threads, "hypermem-embed", initializer=lower_thread_priority, initargs=(settings.ingest_nice,)
         )
+        # The vocabulary's writes (``write_new_words``), beside the last chunk's embedding and the writer thread.
+        self._vocabulary_pool = ThreadPoolExecutor(
+            1, "hypermem-vocabulary", initializer=lower_thread_priority, initargs=(settings.ingest_nice,)
+        )
 
     # --- entry point -------------------------------------------------------------------
     def ingest(self, memory_id: str, messages: list[Message], *, progress: Progress | None = None) -> IngestReport:
-        """Ingest ``messages`` into ``memory_id``. Raises ``IngestInputError`` before writing anything."""
+        """Ingest ``messages`` into ``memory_id``. Raises ``IngestInputError`` before writing anything.
+
+        The changed sessions go through in ``session_chunks``: while the threads embed a chunk's turns, this thread
+        builds the chunk before it (episodes, facts) and the writer thread writes it, so the cores stay busy; the
+        plan (topics, segments) and its writes follow the last chunk."""
         started = time.perf_counter()
         check_input(memory_id, messages, self.settings.max_message_chars)
         report = IngestReport(memory_id, llm=self.stages.llm)
@@ -147,31 +172,51 @@ class Ingestor:
             new_words = find_new_words(
                 self.store, self.embedder, memory_id, [t.text for s in sessions for t in s.turns]
             )
-            self._embed_turns(memory_id, sessions, new_words.unembedded(), annotation.done)
-            self._take_annotation(sessions, annotation)
-            # The vocabulary's writes run beside the rest on an embedding thread, done before any session is marked.
-            words = self._embed_pool.submit(write_new_words, self.store, self.embedder, new_words, single_thread=True)
+            chunks = session_chunks(sessions)
+            queued = self._embed_turns(memory_id, chunks, new_words.unembedded(), annotation)
+            words: Future[int] | None = None
             try:
-                # The server runs each statement while this thread builds the episodes and facts, or plans.
                 with OrderedWrites(self.store) as writes:
-                    built = [s for s in sessions if s.turns]  # a session every turn moved out of is only cleared
-                    writes.write("write/turns", turn_rows(sessions))
-                    for session in built:
-                        self._build_episodes(memory_id, session)
-                    for session in built:
-                        self._build_facts(memory_id, session)
-                    self._embed_facts(memory_id, sessions)
-                    first = first_writes(memory_id, sessions, self.settings.propagation_lambda)
-                    self._write_first(writes, memory_id, first)
-                    self._write(writes, memory_id, first, self._plan(memory_id, sessions), words)
+                    episode_hyperedges: list[dict] = []
+                    for n, chunk in enumerate(chunks):
+                        queued.take(n)
+                        if n == 0:
+                            self._take_annotation(sessions, annotation)
+                        episode_hyperedges += self._build_chunk(writes, memory_id, chunk, first=n == 0)
+                        if n == max(len(chunks) - 2, 0):  # the words are embedded after this chunk
+                            queued.take_words()
+                            # Their writes run beside the rest, done before any session is marked.
+                            words = self._vocabulary_pool.submit(
+                                write_new_words, self.store, self.embedder, new_words, single_thread=True
+                            )
+                    self._write(writes, memory_id, episode_hyperedges, self._plan(memory_id, sessions), words)
                 if progress is not None:
                     progress(sum(len(s.turns) for s in sessions))
             finally:
-                wait([words])  # a failed ingest leaves no vocabulary write running after it returns
+                queued.schedule.cancel()  # a failed ingest leaves no embedding queued
+                if words is not None:
+                    wait([words])  # nor a vocabulary write running after it returns
             if report.updated:
                 prune_words(self.store, memory_id)  # an edit may have taken the only use of a word away
         report.elapsed_s = round(time.perf_counter() - started, 3)
         return self._count(report)
+
+    def _build_chunk(
+        self, writes: OrderedWrites, memory_id: str, chunk: list[SessionBuild], *, first: bool
+    ) -> list[dict]:
+        """Write ``chunk``'s turns, build its episodes and facts, then clear its sessions' old derivations and write
+        its elements and facts (``_write_first``; ``first``: the ingest's first chunk, which also prunes). Returns its
+        episode hyperedges, written after the episodes that own them (``_write``)."""
+        built = [s for s in chunk if s.turns]  # a session every turn moved out of is only cleared
+        writes.write("write/turns", turn_rows(chunk))
+        for session in built:
+            self._build_episodes(memory_id, session)
+        for session in built:
+            self._build_facts(memory_id, session)
+        self._embed_facts(memory_id, chunk)
+        first_rows = first_writes(memory_id, chunk, self.settings.propagation_lambda)
+        self._write_first(writes, memory_id, first_rows, prune=first)
+        return first_rows.episode_hyperedges
 
     # --- stage 1: turns ----------------------------------------------------------------
     def _changed_sessions(self, memory_id: str, messages: list[Message], report: IngestReport) -> list[SessionBuild]:
@@ -212,49 +257,31 @@ class Ingestor:
         return changed
 
     def _embed_turns(
-        self, memory_id: str, sessions: list[SessionBuild], words: dict[str, str], others_done: Callable[[], bool]
-    ) -> None:
-        """Turn vectors (and ``embed_key``): a stored turn keeps its vector; a text the memory already holds a
-        vector of (``_stored_vectors``) takes it; each other distinct text is embedded once (``_embed``), together
-        with the vocabulary's new ``words`` (``NewWords.unembedded``: word -> key), whose vectors join ``WORD_VECTORS`` for
-        ``write_new_words``."""
-        turns = [t for s in sessions for t in s.turns]
+        self, memory_id: str, chunks: list[list[SessionBuild]], words: dict[str, str], annotation: Future[Annotation]
+    ) -> QueuedVectors:
+        """Set every turn's ``embed_key``; a stored turn keeps its vector, and one whose text the memory already holds
+        a vector of (``_stored_vectors``) takes it now. Queue the rest (``QueuedVectors``): each chunk's other distinct
+        texts, embedded once, in the first chunk holding them, and the vocabulary's new ``words``
+        (``NewWords.unembedded``: word -> key) before the last chunk's; one thread until ``annotation`` is done."""
+        turns = [t for chunk in chunks for s in chunk for t in s.turns]
         keys = {t.id: self.embedder.text_key(embedded_text(t)) for t in turns}
         for turn in turns:
             turn.embed_key = keys[turn.id]
         missing = [t for t in turns if t.embedding is None]
         stored = self._stored_vectors(memory_id, [keys[t.id] for t in missing])
-        by_key: dict[str, list[Turn]] = {}
         for turn in missing:
             turn.embedding = stored.get(keys[turn.id])
-            if turn.embedding is None:
-                by_key.setdefault(keys[turn.id], []).append(turn)
-        texts = [embedded_text(same[0]) for same in by_key.values()]
-        vectors = self._embed(texts + list(words), others_done)
-        for same, vector in zip(by_key.values(), vectors):
-            for turn in same:
-                turn.embedding = vector.tolist()
-        for word_key, vector in zip(words.values(), vectors[len(texts) :]):
-            WORD_VECTORS.put(word_key, vector)
-
-    def _embed(self, texts: list[str], others_done: Callable[[], bool]) -> list[np.ndarray]:
-        """The vectors of ``texts``, embedded on the ingest's embedding threads in tasks of ``EMBED_TASK`` texts of
-        alike length, longest first, each text tokenised once (``Embedder.plan_tasks``), that each thread takes as
-        it is free: one thread while the annotation worker
-        still runs (more would fight it for the cores), every core's once ``others_done()``. No thread waits for
-        another, and the last tasks are the shortest. A text's vector does not depend on the texts batched with it."""
-        tasks = deque(self.embedder.plan_tasks(texts, EMBED_TASK))
-        out: list[np.ndarray] = [np.empty(0)] * len(texts)
-        running: dict[Future[np.ndarray], list[int]] = {}
-        while tasks or running:
-            while tasks and len(running) < (self.embed_threads if others_done() else 1):
-                task = tasks.popleft()
-                running[self._embed_pool.submit(self.embedder.encode_task, task)] = task.indices
-            done, _ = wait(running, timeout=WORKER_POLL_S, return_when=FIRST_COMPLETED)
-            for future in done:
-                for i, vector in zip(running.pop(future), future.result()):
-                    out[i] = vector
-        return out
+        seen: set[str] = set()
+        chunk_texts: list[dict[str, str]] = []  # per chunk: key -> text, of the texts it embeds
+        for chunk in chunks:
+            texts = {}
+            for turn in (t for s in chunk for t in s.turns if t.embedding is None and keys[t.id] not in seen):
+                seen.add(keys[turn.id])
+                texts[keys[turn.id]] = embedded_text(turn)
+            chunk_texts.append(texts)
+        return QueuedVectors(
+            self.embedder, self._embed_pool, self.embed_threads, chunks, chunk_texts, words, annotation
+        )
 
     def _stored_vectors(self, memory_id: str, keys: list[str]) -> dict[str, list[float]]:
         """The raw vectors ``memory_id``'s turns and facts hold for ``keys`` (``Embedder.text_key``): key -> vector.
@@ -413,33 +440,42 @@ class Ingestor:
         ]
         return StoredHypergraph(list(topics.values()), segments)
 
-    def _write_first(self, writes: OrderedWrites, memory_id: str, first: FirstWrites) -> None:
-        """Clear the rebuilt sessions and prune, then write the elements and facts (``FirstWrites``), after every read
-        of what the sessions held (their stored turn and fact vectors) and while the plan is being made (its reads of
-        the stored hypergraph leave those sessions out, so they find the same before and after)."""
+    def _write_first(self, writes: OrderedWrites, memory_id: str, first: FirstWrites, *, prune: bool) -> None:
+        """Clear a chunk's sessions (and with ``prune``, the ingest's first chunk, prune), then write its elements and
+        facts (``FirstWrites``), after every read of what the sessions held (their stored turn and fact vectors) and
+        while the next chunk is built or the plan made (its reads of the stored hypergraph leave every rebuilt
+        session out, so they find the same before and after). Pruning only before the first chunk's rows: an
+        element or fact written for it is in no hyperedge until ``_write``."""
         writes.query("ingest/clear_sessions", memory_id=memory_id, sessions=first.sessions)
-        writes.query("maintain/prune_facts", memory_id=memory_id)  # those of an ingest stopped before its episodes
-        self._prune(writes, memory_id)
+        if prune:
+            writes.query("maintain/prune_facts", memory_id=memory_id)  # those of an ingest stopped before its episodes
+            self._prune(writes, memory_id)
         writes.write("write/elements", first.elements)
         writes.write("write/facts", first.facts)
 
     def _write(
-        self, writes: OrderedWrites, memory_id: str, first: FirstWrites, plan: WritePlan, words: Future[int]
+        self,
+        writes: OrderedWrites,
+        memory_id: str,
+        episode_hyperedges: list[dict],
+        plan: WritePlan,
+        words: Future[int] | None,
     ) -> None:
-        """Run ``plan`` (and ``first``'s episode hyperedges) in the order ``WritePlan`` gives; computes nothing.
+        """Run ``plan`` (and the chunks' ``episode_hyperedges``) in the order ``WritePlan`` gives; computes nothing.
         ``words`` (``write_new_words`` of the sessions' turns, running beside) is waited for before the sessions are
         marked done, and its error raised."""
         writes.write("write/episodes", plan.episodes)
         writes.query("maintain/clear_supersession", memory_id=memory_id)
         writes.query("maintain/supersession", memory_id=memory_id)
-        writes.write("write/hyperedges", first.episode_hyperedges + plan.segment_hyperedges)
+        writes.write("write/hyperedges", episode_hyperedges + plan.segment_hyperedges)
         writes.write("write/topics", plan.topics)
         writes.write("write/hyperedges", plan.topic_hyperedges)
         writes.write("write/episode_embeddings", plan.episode_embeddings)
         self._prune(writes, memory_id)
         writes.query("maintain/salience", memory_id=memory_id)
         writes.statements(self.store.corpus_stats_statements(memory_id))  # BM25's N and avgdl, before the marks
-        words.result()
+        if words is not None:
+            words.result()
         writes.write("ingest/mark_sessions", plan.session_marks)
 
     @staticmethod

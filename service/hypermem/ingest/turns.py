@@ -10,7 +10,7 @@ import hashlib
 from datetime import datetime
 
 from hypermem.errors import HypermemError
-from hypermem.model import Message, Turn, node_id
+from hypermem.model import EARLIEST_YEAR, LATEST_YEAR, Message, Turn, node_id
 from hypermem.store.ids import key, repeated_id, repeated_id_note
 from hypermem.text import is_blank, text_problem
 
@@ -66,6 +66,8 @@ def message_problems(messages: list[Message], max_chars: int) -> dict[int, list[
                 problems.append((f"{where}.{name}", problem))
         if not isinstance(message.timestamp, datetime):
             problems.append((f"{where}.timestamp", "not a datetime"))
+        elif not EARLIEST_YEAR <= message.timestamp.year <= LATEST_YEAR:
+            problems.append((f"{where}.timestamp", f"must be in the years {EARLIEST_YEAR}-{LATEST_YEAR}"))
         if problems:
             found[index] = problems
     return found

@@ -8,6 +8,7 @@ no evidence credit and would only add tokens.
 from __future__ import annotations
 
 from hypermem.dates import said_on
+from hypermem.text import one_entry
 
 TURN_CHARS = 800  # a long turn listed as itself shows its beginning, about one passage (its passages carry the rest)
 
@@ -45,6 +46,9 @@ def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
     A kept turn with no fact of its own (a reply turn, or after LLM selection) is listed as itself, in the
     no-LLM fact's shape ``[dia_id] speaker said on 8 May 2023: text``, on the day it was said: its matching
     passage (``snippet``) for a long turn, else its words up to ``TURN_CHARS`` characters.
+
+    Every line of a fact, turn or query after its first is indented (``text.one_entry``): only the memory's own
+    lines start with ``[``, whatever a message's text holds.
     """
     seq = {t["dia_id"]: t.get("seq") or 0 for t in turns}
     lines: list[tuple[str, int, str]] = []  # (day, seq, line)
@@ -52,11 +56,12 @@ def build_context(query: str, facts: list[dict], turns: list[dict]) -> str:
     for fact in _best_passages(facts):
         ids = [d for d in fact["source_dia_ids"] if d in seq]
         if ids:
-            lines.append((fact["date"] or "", min(seq[d] for d in ids), f"[{', '.join(ids)}] {fact['content']}"))
+            line = f"[{', '.join(ids)}] {one_entry(fact['content'])}"
+            lines.append((fact["date"] or "", min(seq[d] for d in ids), line))
             covered.update(ids)
     for turn in turns:
         if turn["dia_id"] not in covered:  # the same shape as a no-LLM fact: "[D1:3] Ana said on 8 May 2023: …"
             words = turn.get("snippet") or shorten(turn["text"])
-            line = f"[{turn['dia_id']}] {turn['speaker']} said on {said_on(turn['timestamp'])}: {words}"
+            line = f"[{turn['dia_id']}] {turn['speaker']} said on {said_on(turn['timestamp'])}: {one_entry(words)}"
             lines.append((turn["timestamp"][:10], seq[turn["dia_id"]], line))
-    return f"Memory for: {query}\n" + "\n".join(line for *_, line in sorted(lines))
+    return f"Memory for: {one_entry(query)}\n" + "\n".join(line for *_, line in sorted(lines))

@@ -6,6 +6,8 @@ import re
 from datetime import date, datetime
 from typing import Any, Protocol
 
+from hypermem.text import one_entry
+
 
 class CompletionClient(Protocol):
     """What a prompt needs of its client (``LLMClient`` or a test double)."""
@@ -92,4 +94,4 @@ def _shorten(text: str, limit: int = TITLE_FALLBACK_CHARS) -> str:
 
 def _render_turn(prefix: str, turn: dict) -> str:
     when = f" ({turn['timestamp']})" if turn.get("timestamp") else ""
-    return f"[{prefix}]{when} {turn['speaker']}: {turn['text']}"
+    return f"[{prefix}]{when} {turn['speaker']}: {one_entry(turn['text'])}"  # its text cannot forge another turn
