@@ -297,6 +297,13 @@ def test_a_body_sent_to_no_route_gets_the_routes_answer_not_a_body_refusal(clien
         assert list(body["errors"]["path"]) == [named]
 
 
+def test_static_paths_are_no_route_with_or_without_a_key_but_the_explorers_assets_are_served(client, acme):
+    """No app-wide ``/static`` route (it answered 401 without a key, 404 with one); the explorer serves its own."""
+    assert client.get("/static/x").status_code == 404
+    assert client.get("/static/x", headers=acme).status_code == 404
+    assert client.get("/explore").status_code == 200
+
+
 def test_keys_are_stored_hashed_and_revocable(app, client):
     created = client.post("/v1/tenants/initech/keys", headers=bearer(ADMIN)).get_json()
     key, key_id = created["key"], created["key_id"]

@@ -358,7 +358,8 @@ def test_memories_lists_and_delete_removes_one_memory_only(cli_env, tmp_path, hm
 def test_demo_names_a_missing_file_before_anything_else(cli_env, tmp_path):
     cli_env(tmp_path / "db")
     result = run("demo", str(tmp_path / "absent.json"))  # no --question either: the file is named first
-    assert result.exit_code == 2 and "PATH" in result.output and "no such file" in result.output
+    assert result.exit_code == 2  # the one line `hypermem ingest locomo` prints for a missing file
+    assert result.stderr == f"error: PATH {str(tmp_path / 'absent.json')!r}: no such file\n"
 
 
 @pytest.mark.parametrize("out", ["/dev/null/x", "A_FILE", "/proc/hypermem-x"])
@@ -384,12 +385,21 @@ def test_a_usage_error_off_a_terminal_is_plain_lines_not_a_panel():
 
 
 @pytest.mark.parametrize(("question", "message"), [("\u200b\u200d", "must not be blank"),
-                                                   ("x" * 2001, "2001 characters; the limit is 2000")])  # fmt: skip
-def test_demo_says_why_a_question_is_refused(cli_env, tmp_path, question, message):
+                                                   ("x" * 2001, "2001 characters; the limit is 2000"),
+                                                   ("\U0001f9e0", "holds no word to search for")])  # fmt: skip
+def test_demo_says_why_a_question_is_refused_before_it_ingests(cli_env, tmp_path, question, message):
     cli_env(tmp_path / "db")
     result = run("demo", "-q", question)
     assert result.exit_code == 2
-    assert message in result.output and "--question" in result.output
+    assert result.stderr.startswith(f"error: --question: {message}") and result.stdout == ""
+    assert not (tmp_path / "db").exists()  # nothing ingested: the store was never opened
+
+
+def test_eval_locomo_names_an_unknown_qa_system_with_or_without_qa(cli_env, tmp_path, hm_testconv_file):
+    cli_env(tmp_path / "db")
+    result = run("eval", "locomo", str(hm_testconv_file), "--out", str(tmp_path / "ev"), "--qa-system", "nope")
+    assert result.exit_code == 2 and result.stderr.startswith("error: --qa-system: unknown system ['nope']")
+    assert not (tmp_path / "ev").exists() and not (tmp_path / "db").exists()
 
 
 def test_eval_on_a_bad_file_fails_before_any_output_or_directory(cli_env, tmp_path):
@@ -480,3 +490,13 @@ def test_query_prints_a_long_turns_matching_passage_not_its_whole_text(cli_env, 
     evidence = result.stdout.split("evidence turns", 1)[1].split("context (", 1)[0]
     assert "C1:4" in evidence and "expired TLS" in " ".join(evidence.split())
     assert len(evidence) < 12_000, len(evidence)
+
+
+def test_the_path_column_says_when_an_exact_match_put_a_turn_first():
+    from hypermem.cli import _step_text
+    from hypermem.retrieve.result import PathStep
+
+    assert _step_text(PathStep("fused", "t", score=0.0903, via="exact_match")) == "fused(0.090, exact match)"
+    assert _step_text(PathStep("fused", "t", score=0.1562)) == "fused(0.156)"
+    assert _step_text(PathStep("hyperedge", "h", weight=0.812)) == "hyperedge(w=0.81)"
+    assert _step_text(PathStep("episode", "e", via="bm25")) == "episode"

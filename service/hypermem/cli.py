@@ -249,6 +249,18 @@ def _print_reports(svc, reports: list, console) -> None:
                   markup=False, highlight=False, soft_wrap=True)  # fmt: skip
 
 
+def _step_text(step) -> str:
+    """One step of a turn's explanation path for the table: ``fused(0.090)``, ``hyperedge(w=0.81)``, and why a
+    turn was put first out of score order (``fused(0.090, exact match)``: ``turn_ranker.exact_match``)."""
+    parts = [
+        f"{step.score:.3f}" if step.score is not None else f"w={step.weight:.2f}" if step.weight is not None else ""
+    ]
+    if step.level == "fused" and step.via == "exact_match":
+        parts.append("exact match")
+    shown = ", ".join(p for p in parts if p)
+    return f"{step.level}({shown})" if shown else step.level
+
+
 def _print_result(result: QueryResult, as_json: bool) -> None:
 
     from rich.console import Console
@@ -266,10 +278,7 @@ def _print_result(result: QueryResult, as_json: bool) -> None:
                   f"{len(result.turns)} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
     rows = []
     for turn in result.turns:
-        path = " -> ".join(
-            step.level + (f"({step.score:.3f})" if step.score is not None else f"(w={step.weight:.2f})" if step.weight is not None else "")
-            for step in turn.path[1:-1]
-        )  # fmt: skip
+        path = " -> ".join(_step_text(step) for step in turn.path[1:-1])
         words = turn.snippet or shorten(turn.text)  # a long turn: its matching passage, as the context gives it
         rows.append([turn.dia_id, f"{turn.score:.4f}", f"{turn.speaker} ({turn.timestamp[:10]}): {words}", path])
     _show_table(console, "evidence turns", ["dia_id", "score", "turn", "path"], rows)
@@ -356,22 +365,21 @@ def demo(
     question: str = typer.Option(None, "--question", "-q", help="Question to ask the first conversation."),
     as_json: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
 ) -> None:
-    """The main job: ingest a conversation file into the embedded store, then answer a question from memory."""
+    """The main job: ingest a conversation file into the store (HYPERMEM_STORE; the embedded default), then answer a question from memory."""
     from hypermem.ingest.locomo import not_a_file
-    from hypermem.retrieve.config import MAX_QUERY_CHARS
+    from hypermem.retrieve.config import query_problem
 
     path = path or _sample_path()
     if not os.path.isfile(path):
-        raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}",
-                                 param_hint="PATH")  # fmt: skip
+        raise _refused(f"PATH {path!r}", not_a_file(Path(path)))  # fmt: skip
     if question is None:
         if os.path.realpath(path) != os.path.realpath(_sample_path()):
-            raise typer.BadParameter("give --question when PATH is not the bundled sample", param_hint="--question")
+            raise _refused("--question", "give --question when PATH is not the bundled sample")
         question = SAMPLE_QUESTION
     if is_blank(question):
-        raise typer.BadParameter("must not be blank (spaces and invisible characters only)", param_hint="--question")
-    if len(question) > MAX_QUERY_CHARS:
-        raise typer.BadParameter(f"{len(question)} characters; the limit is {MAX_QUERY_CHARS}", param_hint="--question")
+        raise _refused("--question", "must not be blank (spaces and invisible characters only)")
+    if problem := query_problem(question):  # before the ingest: a question it cannot ask writes nothing
+        raise _refused("--question", problem)
     from rich.console import Console
 
     console = Console(stderr=as_json)  # with --json, stdout holds the query's JSON only
@@ -410,7 +418,7 @@ def eval_locomo(
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
-        raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}", param_hint="PATH")
+        raise _refused(f"PATH {path!r}", not_a_file(Path(path)))
     console = Console()
     settings = Settings()
     systems = default_systems()
@@ -418,11 +426,9 @@ def eval_locomo(
         typer.echo("error: --qa needs an LLM: set HYPERMEM_LLM_BASE_URL (and HYPERMEM_LLM_MODEL). Nothing was run.",
                    err=True)  # fmt: skip
         raise typer.Exit(2)
-    unknown = sorted(set(qa_system) - {s.name for s in systems}) if qa else []
+    unknown = sorted(set(qa_system) - {s.name for s in systems})  # checked with or without --qa
     if unknown:
-        raise typer.BadParameter(
-            f"unknown system {unknown}; choose from {[s.name for s in systems]}", param_hint="--qa-system"
-        )
+        raise _refused("--qa-system", f"unknown system {unknown}; choose from {[s.name for s in systems]}")
     load_locomo(path, conversation or None)  # a bad file is named before any output (run_benchmark reads it again)
     _output_dir(out)  # after the other checks (a refused run makes nothing), before the work
     qa_records = None
@@ -446,6 +452,13 @@ def eval_locomo(
     console.print(f"wrote {', '.join(str(p) for p in paths.values())}", soft_wrap=True)
 
 
+def _refused(field: str, problem: str) -> typer.Exit:
+    """Print ``error: FIELD: PROBLEM`` (one line, control characters escaped) to stderr; the ``typer.Exit(2)`` to raise.
+    Every check of the CLI's own reports so, as ``hypermem ingest`` does for a bad file."""
+    typer.echo(visible(f"error: {field}: {problem}", one_line=True), err=True)
+    return typer.Exit(2)
+
+
 def _known_memory(svc, memory: str, field: str) -> None:
     """Exit 2 naming ``field`` unless the store holds ``memory`` (the message points to ``hypermem memories``
     instead of listing every memory, and shortens a long id)."""
@@ -458,16 +471,14 @@ def _known_memory(svc, memory: str, field: str) -> None:
 
 
 def _output_dir(out: str) -> Path:
-    """``--out`` as a directory that exists, or is made now in an existing one; else ``typer.BadParameter``."""
+    """``--out`` as a directory that exists, or is made now in an existing one; else exits 2 naming ``--out``."""
     target = Path(out)
     if not out or (target.exists() and not target.is_dir()) or not target.parent.is_dir():
-        raise typer.BadParameter(f"{out!r}: must be a directory, or a new one in an existing directory",
-                                 param_hint="--out")  # fmt: skip
+        raise _refused("--out", f"{out!r}: must be a directory, or a new one in an existing directory")  # fmt: skip
     try:  # made now, so that a directory it cannot write fails before the work, not after it
         target.mkdir(exist_ok=True)
     except OSError as exc:
-        raise typer.BadParameter(f"{out!r}: cannot be made ({exc.strerror or type(exc).__name__})",
-                                 param_hint="--out") from None  # fmt: skip
+        raise _refused("--out", f"{out!r}: cannot be made ({exc.strerror or type(exc).__name__})") from None  # fmt: skip
     return target
 
 
@@ -512,17 +523,15 @@ def eval_cv(
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
-        raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}", param_hint="PATH")
+        raise _refused(f"PATH {path!r}", not_a_file(Path(path)))
     conversations = load_locomo(path)
     if len(conversations) < 2:
-        raise typer.BadParameter(
-            f"{path!r} holds {len(conversations)} conversation: cross-validation needs 2 or more", param_hint="PATH"
-        )
+        raise _refused("PATH", f"{path!r} holds {len(conversations)} conversation: cross-validation needs 2 or more")
     target = _output_dir(out)  # after the file's checks: a refused run makes nothing
     try:
         groups = folds_of([c.sample_id for c in conversations], folds or len(conversations))
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--folds") from exc
+        raise _refused("--folds", str(exc)) from exc
     questions = _labelled_questions(path, conversations)
     console = Console()
     with MemoryService.open(Settings(), use_llm=False) as svc, make_progress() as progress:
@@ -560,10 +569,10 @@ def eval_fit_ranker(
     from hypermem.service import MemoryService
 
     if not os.path.isfile(path):
-        raise typer.BadParameter(f"{path!r}: {not_a_file(Path(path))}", param_hint="PATH")
+        raise _refused(f"PATH {path!r}", not_a_file(Path(path)))
     target = Path(out)
     if not out or target.is_dir() or not target.parent.is_dir():
-        raise typer.BadParameter(f"{out!r}: must be a file path in an existing directory", param_hint="--out")
+        raise _refused("--out", f"{out!r}: must be a file path in an existing directory")
     conversations = load_locomo(path)
     questions = _labelled_questions(path, conversations)
     settings = Settings()
@@ -574,11 +583,11 @@ def eval_fit_ranker(
         try:
             rows = question_rows(svc, questions, on_question=lambda: progress.advance(task))
         except QueryError as exc:
-            raise typer.BadParameter(str(exc), param_hint="PATH") from exc
+            raise _refused("PATH", str(exc)) from exc
     try:
         model = fit_rows(rows, budget=settings.turn_budget)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="PATH") from exc
+        raise _refused("PATH", str(exc)) from exc
     if len(rows) < FEW_TRAINING_QUESTIONS:
         typer.echo(f"warning: only {len(rows)} questions with evidence; weights fitted on so few are unreliable",
                    err=True)  # fmt: skip

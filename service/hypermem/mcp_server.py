@@ -38,7 +38,7 @@ from hypermem import browse
 from hypermem.api.schemas import IngestRequestSchema, TimelineArgsSchema
 from hypermem.ingest.pipeline import check_memory_id
 from hypermem.ingest.turns import IngestInputError, validate
-from hypermem.model import Message
+from hypermem.model import MEMORY_ID_PATTERN, Message
 from hypermem.records import keys, owners, queries
 from hypermem.records.jobs import IngestJobs
 from hypermem.retrieve.config import SEARCH_FIELDS
@@ -225,7 +225,10 @@ class HypermemTools:
         return record
 
     def explain_query(
-        self, query_id: Annotated[str, Field(description="The query_id of a past query.")]
+        self,
+        query_id: Annotated[
+            str, Field(pattern=f"^{MEMORY_ID_PATTERN}$", description="The query_id of a past query.")
+        ],  # the HTTP route's rule (``api.app.RecordIdConverter``): a 10,000-character id is refused, not echoed
     ) -> dict[str, Any]:
         """A past query's full stored result: analysis, evidence with explanation paths, stop rule, context, answer."""
         found = queries.get(self.store, query_id)

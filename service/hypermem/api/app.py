@@ -138,7 +138,7 @@ def create_app(
     else:
         settings, owns = settings or service.settings, False
 
-    app = Flask("hypermem")
+    app = Flask("hypermem", static_folder=None)  # no app-wide /static route: the explorer serves its own assets
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_request_bytes,
         API_TITLE="hypermem",

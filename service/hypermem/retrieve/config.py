@@ -14,6 +14,26 @@ if TYPE_CHECKING:
     from hypermem.config import Settings
 
 MAX_QUERY_CHARS = 2000  # longest question, in characters
+
+
+def query_problem(text: object) -> str | None:
+    """What makes ``text`` unusable as a query (its field named by the caller), or None: not a non-blank string,
+    over ``MAX_QUERY_CHARS``, unstorable text (``text.text_problem``), or no word to search for ("🧠🧠🧠", "the",
+    "is it?": its vector is noise, and flat scores stop at the cap)."""
+    from hypermem.store import bm25
+    from hypermem.text import is_blank, text_problem
+
+    if not isinstance(text, str) or is_blank(text):
+        return "must be a non-empty string"
+    if len(text) > MAX_QUERY_CHARS:
+        return f"{len(text)} characters; the limit is {MAX_QUERY_CHARS}"
+    if problem := text_problem(text):
+        return problem
+    if not bm25.analyze(text):
+        return "holds no word to search for (only stop words, symbols or single letters)"
+    return None
+
+
 FROM_SETTINGS = ("k_topic", "k_episode", "k_fact", "stopping", "turn_budget", "rrf_k")  # defaults set by Settings
 
 

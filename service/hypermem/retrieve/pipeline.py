@@ -31,7 +31,7 @@ from hypermem.config import Settings
 from hypermem.embed import Embedder
 from hypermem.errors import HypermemError
 from hypermem.retrieve.analysis import QueryAnalysis
-from hypermem.retrieve.config import MAX_QUERY_CHARS, SearchConfig
+from hypermem.retrieve.config import SearchConfig, query_problem
 from hypermem.retrieve.context import build_context
 from hypermem.retrieve.expansion import QueryExpander
 from hypermem.retrieve.fusion import Fused, rrf
@@ -47,10 +47,9 @@ from hypermem.retrieve.turn_ranker import (
     feature_matrix,
     load_model,
 )
-from hypermem.store import GraphStore, bm25
+from hypermem.store import GraphStore
 from hypermem.store.base import Hit
 from hypermem.store.vocabulary_matrix import Vocabulary
-from hypermem.text import is_blank, text_problem
 
 if TYPE_CHECKING:
     from hypermem.stages import RetrievalStages
@@ -259,15 +258,8 @@ class Retriever:
         return [details[c]["dia_id"] for c in candidates], rows, analysis.query_type
 
     def _config(self, text: str, overrides: dict) -> SearchConfig:
-        if not isinstance(text, str) or is_blank(text):
-            raise QueryError("query: must be a non-empty string")
-        if len(text) > MAX_QUERY_CHARS:
-            raise QueryError(f"query: {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
-        if problem := text_problem(text):
+        if problem := query_problem(text):
             raise QueryError(f"query: {problem}")
-        if not bm25.analyze(text):
-            # nothing to match ("🧠🧠🧠", "the", "is it?"): its vector is noise, and flat scores stopped at the cap
-            raise QueryError("query: holds no word to search for (only stop words, symbols or single letters)")
         try:
             return SearchConfig.from_settings(self.settings, **overrides)
         except ValueError as exc:
