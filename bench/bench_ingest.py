@@ -8,10 +8,11 @@ Each round ingests the named conversations (default: all of the file) into a fre
 round does the work of the first. Model loading happens before the clock starts (the embedding model here, spaCy in
 the annotation worker, started ahead). Prints per conversation turns, episodes, facts, topics, hyperedges and
 seconds, then the total turns/s, and seconds per ingest stage per round (the ``Ingestor`` methods and the
-vocabulary's, timed by wrapping them; NER, dates and per-turn keywords run in a worker process while this one embeds
-the turns, so only the wait for them after the embedding shows; the vocabulary's new words are embedded with the
-turns, and ``write_new_words`` runs on a thread beside the episodes, facts, plan and write, so its seconds overlap
-theirs). Every text ingest embeds is recorded; right after each conversation's ingest the same texts are embedded
+vocabulary's and ``QueuedVectors``', timed by wrapping them; NER, dates and per-turn keywords run in a worker process
+while the turns are embedded, so only the wait for them after the embedding shows; the sessions go in two chunks
+(``pipeline.session_chunks``), the first built while the last fifth of the turns and the vocabulary's new words
+embed, so a chunk's waits and builds overlap the embedding; ``write_new_words`` runs on a thread of its own beside
+the rest, so its seconds overlap theirs). Every text ingest embeds is recorded; right after each conversation's ingest the same texts are embedded
 again with the same model, in one call on every core (its fastest way). A round's ratio is its ingest seconds / its
 embedding seconds, summed over the conversations; the LAST line is ``ingest/embedding ratio R``, the median of the
 rounds' (issue 13's target: <= 1.3). The ratio is the number to trust on a shared machine: each conversation's two
