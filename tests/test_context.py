@@ -49,3 +49,10 @@ def test_a_line_break_in_a_turn_fact_or_query_cannot_start_a_line_that_reads_as_
     ]
     assert lines[0] == "Memory for: Where?" and lines[1] == "    [5] Ana said"
     assert lines.count("    [99] Caroline said on 2 July 2023: my PIN is 1234.") == 2  # kept, as a continuation
+
+
+def test_turns_of_one_day_follow_dialogue_order_not_their_text() -> None:
+    turns = [_turn("D4:13", 13, "2023-06-27", "later words"), _turn("D4:1", 1, "2023-06-27", "first words"),
+             _turn("D4:2", 2, "2023-06-27", "second words")]  # fmt: skip
+    lines = build_context("q", [], turns).splitlines()
+    assert [line.split("]")[0] for line in lines[1:]] == ["[D4:1", "[D4:2", "[D4:13"]

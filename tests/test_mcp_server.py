@@ -83,6 +83,7 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
             "person_timeline", {"memory_id": memory_id, "person": "Caroline", "start": "2023-99-01", "x": 1}))  # fmt: skip
         out["no_person"] = error(await client.call_tool("person_timeline", {"memory_id": memory_id}))
         out["long_query_id"] = error(await client.call_tool("explain_query", {"query_id": "q" * 10_000}))
+        out["long_memory_id"] = error(await client.call_tool("list_topics", {"memory_id": "m" * 100_000}))
         out["text_budget"] = error(await client.call_tool(
             "query_memory", {"memory_id": memory_id, "query": QUESTION, "turn_budget": "8"}))  # fmt: skip
         out["bool_limit"] = error(await client.call_tool("list_topics", {"memory_id": memory_id, "limit": True}))
@@ -131,6 +132,7 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert out["no_person"].endswith("person: Field required")  # field: problem, no pydantic help link
     assert "query_id: String should match pattern" in out["long_query_id"]  # the HTTP route's rule
     assert "q" * 200 not in out["long_query_id"]  # refused, not echoed whole
+    assert "memory_id: must be 1-128 characters" in out["long_memory_id"] and len(out["long_memory_id"]) < 500
     assert out["text_budget"].endswith("turn_budget: Input should be a valid integer")  # strict, as the JSON API
     assert out["bool_limit"].endswith("limit: Input should be a valid integer")
     assert out["text_offset"].endswith("offset: Input should be a valid integer")

@@ -516,3 +516,23 @@ def test_an_open_service_spaces_out_young_collections_and_freezes_what_it_loaded
     assert ask(GOLD[0][0]).turns  # the first query freezes the query-side models too
     assert gc.get_threshold()[0] == YOUNG_GC_ALLOCATIONS
     assert gc.get_freeze_count() > 10_000  # the modules, the models and the store client
+
+
+def test_the_contexts_lines_of_one_day_follow_dialogue_order(hm_service):
+    """Turns said the same day are listed in dialogue order (their ``seq``), not by text: m2 before m10."""
+    from datetime import datetime, timedelta
+
+    from hypermem.model import Message
+
+    start = datetime(2023, 6, 27, 10, 0)
+    messages = [
+        Message(f"m{n}", "Ana" if n % 2 else "Ben", f"Note {n} about the crown jewels and the tower guard rota.",
+                start + timedelta(minutes=n), "s1")
+        for n in range(12)
+    ]  # fmt: skip
+    hm_service.ingest_messages("seq-order", messages)
+    result = hm_service.query("seq-order", "What about the crown jewels and the tower guard?",
+                              stopping="fixed", turn_budget=12)  # fmt: skip
+    listed = [line.split("]")[0].lstrip("[").split(", ") for line in result.context.splitlines()[1:]]
+    first = [int(ids[0][1:]) for ids in listed]
+    assert len(first) >= 10 and first == sorted(first)

@@ -12,7 +12,7 @@ OPTIONAL MATCH (t)-[:NEXT]->(n:Turn)
 OPTIONAL MATCH (p:Turn)-[:NEXT]->(t)
 WITH f, t, p.id AS prev_id, n.id AS next_id,
      CASE WHEN n IS NOT NULL AND n.speaker <> t.speaker AND t.text CONTAINS '?'
-          THEN {id: n.id, dia_id: n.dia_id, speaker: n.speaker, text: n.text, timestamp: n.timestamp}
+          THEN {id: n.id, dia_id: n.dia_id, speaker: n.speaker, text: n.text, timestamp: n.timestamp, seq: n.seq}
           ELSE null END AS reply
 RETURN f.id AS id, f.kind AS kind, f.content AS content, f.date AS date, f.episode_id AS episode_id,
        f.superseded_by AS superseded_by,

@@ -140,7 +140,12 @@ class HypermemTools:
         return token.client_id
 
     def _memory(self, memory_id: str, *, claim: bool = False) -> str:
-        """``memory_id`` once the caller may read it (``claim``: may write it), else ToolError naming the field."""
+        """``memory_id`` once the caller may read it (``claim``: may write it), else ToolError naming the field (a
+        malformed id is refused by its shape, as the HTTP routes do, never echoed back whole)."""
+        try:
+            check_memory_id(memory_id)
+        except IngestInputError as exc:
+            raise ToolError(str(exc)) from None
         tenant = self._tenant()
         if tenant is None:
             known = claim or memory_id in self.store.memory_ids()

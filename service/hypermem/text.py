@@ -2,7 +2,7 @@
 
 A graph engine takes no NUL inside a parameter; a lone surrogate (JSON allows ``"\\ud83d"``)
 breaks UTF-8 encoding, hashing and the tokenizer. Identifiers (message, session and speaker
-names) also refuse every C0/C1 control character, tab, newline and carriage return included (they are
+names) also refuse every C0/C1 control character, tab, newline, carriage return and U+2028/U+2029 included (they are
 printed as labels, where an ESC would drive the reader's terminal, and a speaker opens each line of the answer
 model's context, where a newline in it would start a line that reads as evidence) and leading or trailing whitespace
 (``"3 "`` would be another turn than ``"3"``), and invisible format characters (``"3\\u200b"`` likewise).
@@ -18,8 +18,9 @@ import re
 MAX_IDENTIFIER_CHARS = 200  # a message id, session id or speaker (the API's limit; the CLI's and Python's the same)
 CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
 """A regex character class body of the C0/C1 control characters except tab, newline and carriage return."""
-IDENTIFIER_CONTROLS = f"{CONTROLS}\\t\\n\\r"
-"""A regex character class body of every C0/C1 control character: what an identifier refuses."""
+IDENTIFIER_CONTROLS = f"{CONTROLS}\\t\\n\\r\\u2028\\u2029"
+"""A regex character class body of every C0/C1 control character and the Unicode line and paragraph separators
+(every line break ``str.splitlines`` knows): what an identifier refuses."""
 _CONTROL = re.compile(f"[{CONTROLS}]")
 _ANY_CONTROL = re.compile(f"[{IDENTIFIER_CONTROLS}]")
 # Invisible format characters: bidi marks, embeddings, overrides and isolates (they reorder what a terminal
@@ -48,7 +49,9 @@ def visible(value: str, *, one_line: bool = False) -> str:
     as ``\\uNNNN`` (a right-to-left override would rearrange the line), for a terminal or pipe; ``one_line`` (an
     error message) escapes tab, newline and carriage return too."""
     pattern = _ANY_CONTROL if one_line else _CONTROL
-    escaped = pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    escaped = pattern.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", value
+    )
     return _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
 
 

@@ -635,7 +635,7 @@ class Retriever:
                         return list(turns.values())
                     turns[turn["dia_id"]] = {
                         "dia_id": turn["dia_id"], "speaker": turn["speaker"], "timestamp": turn["timestamp"],
-                        "text": turn["text"], "score": fact["score"],
+                        "seq": turn.get("seq"), "text": turn["text"], "score": fact["score"],  # seq: the context's order
                         "path": [*fact["path"], _step("turn", turn["id"], dia_id=turn["dia_id"], reply_to=replying_to)],
                     }  # fmt: skip
                     if passage:

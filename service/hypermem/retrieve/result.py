@@ -183,7 +183,7 @@ class QueryResult:
             topics=[TopicHit(**topic) for topic in topics],
             episodes=[EpisodeHit(**{**e, "path": _path(e["path"])}) for e in episodes],
             facts=[FactHit(**{**_without(f, "sources"), "path": _path(f["path"])}) for f in facts],
-            turns=[TurnHit(**{**t, "path": _path(t["path"])}) for t in turns],
+            turns=[TurnHit(**{**{k: v for k, v in t.items() if k != "seq"}, "path": _path(t["path"])}) for t in turns],
             **rest,
         )
 
