@@ -350,9 +350,7 @@ def query(
             typer.echo(visible(f"error: {named}", one_line=True), err=True)
             raise typer.Exit(2) from exc
         except UnknownMemory as exc:  # an owner and a queued job, no dialogue yet
-            typer.echo(visible(f"error: --memory: memory {abbreviated(memory)!r} holds no dialogue yet",
-                               one_line=True), err=True)  # fmt: skip
-            raise typer.Exit(2) from exc
+            raise _refused("--memory", f"memory {abbreviated(memory)!r} holds no dialogue yet") from exc
         _print_result(result, as_json)
 
 
@@ -465,9 +463,7 @@ def _known_memory(svc, memory: str, field: str) -> None:
     from hypermem.records.owners import all_memories
 
     if memory not in all_memories(svc.store):
-        typer.echo(visible(f"error: {field}: no memory {abbreviated(memory)!r}; see `hypermem memories`",
-                           one_line=True), err=True)  # fmt: skip
-        raise typer.Exit(2)
+        raise _refused(field, f"no memory {abbreviated(memory)!r}; see `hypermem memories`")
 
 
 def _output_dir(out: str) -> Path:

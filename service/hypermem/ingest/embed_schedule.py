@@ -110,18 +110,23 @@ class QueuedVectors:
         self._chunk_keys = [list(texts) for texts in chunk_texts]
         self._word_keys = list(words.values())
         self._words_group = max(len(chunks) - 1, 1)  # the words' group, before the last chunk's
+        self.words_follow = self._words_group - 1  # the chunk the words are embedded after (``take_words`` then)
         groups = [list(texts.values()) for texts in chunk_texts]
         groups.insert(self._words_group, list(words))
-        self.schedule = EmbeddingSchedule(embedder, pool, threads, groups, widen, EMBED_TASK)
+        self._schedule = EmbeddingSchedule(embedder, pool, threads, groups, widen)
         self._by_key: dict[str, list[float]] = {}
 
     def take(self, n: int) -> None:
         group = n if n < self._words_group else n + 1
-        for key, vector in zip(self._chunk_keys[n], self.schedule.vectors(group)):
+        for key, vector in zip(self._chunk_keys[n], self._schedule.vectors(group)):
             self._by_key[key] = vector.tolist()
         for turn in (t for s in self.chunks[n] for t in s.turns if t.embedding is None):
             turn.embedding = self._by_key[turn.embed_key or ""]
 
+    def cancel(self) -> None:
+        """Drop the embedding tasks not yet started (a failed ingest)."""
+        self._schedule.cancel()
+
     def take_words(self) -> None:
-        for key, vector in zip(self._word_keys, self.schedule.vectors(self._words_group)):
+        for key, vector in zip(self._word_keys, self._schedule.vectors(self._words_group)):
             WORD_VECTORS.put(key, vector)

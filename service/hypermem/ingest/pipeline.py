@@ -183,7 +183,7 @@ class Ingestor:
                         if n == 0:
                             self._take_annotation(sessions, annotation)
                         episode_hyperedges += self._build_chunk(writes, memory_id, chunk, first=n == 0)
-                        if n == max(len(chunks) - 2, 0):  # the words are embedded after this chunk
+                        if n == queued.words_follow:  # the words are embedded after this chunk
                             queued.take_words()
                             # Their writes run beside the rest, done before any session is marked.
                             words = self._vocabulary_pool.submit(
@@ -193,7 +193,7 @@ class Ingestor:
                 if progress is not None:
                     progress(sum(len(s.turns) for s in sessions))
             finally:
-                queued.schedule.cancel()  # a failed ingest leaves no embedding queued
+                queued.cancel()  # a failed ingest leaves no embedding queued
                 if words is not None:
                     wait([words])  # nor a vocabulary write running after it returns
             if report.updated:
