@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 
 _DISCARD = frozenset("ud")  # yake's tags_to_discard: digits and unusual tokens
 _EXCLUDE = frozenset(string.punctuation)  # yake's punctuation: a token of these only ends a block
+_WITHOUT_PUNCTUATION = str.maketrans("", "", string.punctuation)  # ``str.translate`` drops ``_EXCLUDE``
 
 
 class _Term:
@@ -54,10 +55,9 @@ class _Candidate:
         self.h = 1.0
 
     def is_valid(self) -> bool:
-        """A tag pattern without digits or unusual tokens, and no stop word at either end."""
-        return any("u" not in tag and "d" not in tag for tag in self.tags) and not (
-            self.terms[0].stopword or self.terms[-1].stopword
-        )
+        """A tag pattern without digits or unusual tokens (no stop word at either end: ``_Document`` counts no
+        other candidates)."""
+        return any("u" not in tag and "d" not in tag for tag in self.tags)
 
 
 class _Document:
@@ -73,7 +73,7 @@ class _Document:
         for sentence_id, sentence in enumerate(self.sentences):
             block: list[tuple[str, str, _Term]] = []  # words since the last punctuation token
             for position, word in enumerate(sentence):
-                if all(c in _EXCLUDE for c in word):
+                if not word.translate(_WITHOUT_PUNCTUATION):  # punctuation only
                     block = []
                     continue
                 tag = get_tag(word, position, _EXCLUDE)
@@ -99,7 +99,7 @@ class _Document:
             unique = unique[:-1]
         term = self.terms.get(unique)
         if term is None:
-            letters = sum(c not in _EXCLUDE for c in unique)  # its length without punctuation
+            letters = len(unique.translate(_WITHOUT_PUNCTUATION))
             term = _Term(len(self.terms), plain_stopword or unique in self.stopwords or letters < 3)
             self.terms[unique] = term
             self.after.append({})
@@ -111,20 +111,25 @@ class _Document:
         self.before[right.id][left.id] = self.before[right.id].get(left.id, 0.0) + 1.0
 
     def _add_candidates(self, block: list[tuple[str, str, _Term]], word: tuple[str, str, _Term], n: int) -> None:
-        """Count the n-grams (1 to ``n`` words) ending at ``word``."""
+        """Count the n-grams (1 to ``n`` words) ending at ``word`` that neither start nor end with a stop word: yake
+        counts the others too, then drops them (``ComposedWord.is_valid``), and nothing else reads their counts.
+        Half the words of chat are stop words, so this skips most n-grams (a third of the keyword CPU)."""
         tags, kw, term = word
+        if term.stopword:
+            return
         self._count(kw, tags, [term])
         terms = [term]
         for previous in reversed(block[max(0, len(block) - (n - 1)) :]):
             tags, kw = previous[0] + tags, previous[1] + " " + kw
             terms.insert(0, previous[2])
-            self._count(kw, tags, list(terms))
+            if not previous[2].stopword:
+                self._count(kw, tags, terms)
 
     def _count(self, kw: str, tags: str, terms: list[_Term]) -> None:
         unique = kw.lower()
         candidate = self.candidates.get(unique)
         if candidate is None:
-            candidate = self.candidates[unique] = _Candidate(kw, tags, terms)
+            candidate = self.candidates[unique] = _Candidate(kw, tags, list(terms))
         else:
             candidate.tags.add(tags)
         candidate.tf += 1.0
@@ -138,6 +143,8 @@ class _Document:
         max_tf = max(t.tf for t in self.terms.values())
         sentences = len(self.sentences)
         for term in self.terms.values():
+            if term.stopword:
+                continue  # a candidate weighs its inner stop words by their bigram probabilities, not by ``h``
             after, before = self.after[term.id], self.before[term.id]
             wir, wil = sum(after.values()), sum(before.values())
             pwr = 0 if wir == 0 else len(after) / wir
