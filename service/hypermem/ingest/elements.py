@@ -255,8 +255,8 @@ def load_spacy(name: str):
         log.warning("spaCy model %s is not installed: NER degrades to speakers and date patterns", name)
         return None
     # The NER's matrix products through numpy's BLAS (one thread: ``hypermem.cpu.single_thread_blas``) rather than
-    # thinc's bundled blis: over the 2,935 pieces NER reads of the 7 LoCoMo dev conversations, 2.0-2.3 CPU-s against
-    # 2.8-3.2, the same entities in every piece.
+    # thinc's bundled blis: over the 2,935 pieces NER reads of the 7 LoCoMo dev conversations, 1.1-1.2 CPU-s against
+    # 1.8-2.0 (spaCy 3.8.7), the same entities in every piece.
     ops = NumpyOps(use_blis=False)
     for _, component in nlp.pipeline:
         model = getattr(component, "model", None)  # a trainable component's thinc model
