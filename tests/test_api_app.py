@@ -815,3 +815,17 @@ def test_a_timeline_window_keeps_facts_dated_to_a_month_or_a_year_whichever_epis
     assert window("2023-02-01", "2023-02-28") == [("fact", "2023-02")]
     assert window("2023-03-10", "2023-03-10") == [("episode", "2023-03-10")]  # neither fact's date is that day
     assert window("2020-01-01", "2022-12-31") == []
+
+
+def test_admin_routes_without_an_admin_key_say_so(hm_service):
+    """With no admin key configured, an admin route's 401 says that, not "unknown key"; other routes are as before."""
+    assert hm_service.settings.admin_key is None
+    app = create_app(service=hm_service)
+    try:
+        client = app.test_client()
+        refused = client.post("/v1/tenants/acme/keys", headers=bearer("anything"))
+        assert refused.status_code == 401
+        assert refused.json["message"] == "no admin key is configured (set HYPERMEM_ADMIN_KEY)"
+        assert client.get("/v1/memories", headers=bearer("anything")).json["message"] == "unknown or revoked API key"
+    finally:
+        app.extensions["hypermem"].close()

@@ -384,7 +384,7 @@ def test_a_usage_error_off_a_terminal_is_plain_lines_not_a_panel():
     assert "╭" not in done.stderr and "│" not in done.stderr
 
 
-@pytest.mark.parametrize(("question", "message"), [("\u200b\u200d", "must not be blank"),
+@pytest.mark.parametrize(("question", "message"), [("\u200b\u200d", "must be a non-empty string"),
                                                    ("x" * 2001, "2001 characters; the limit is 2000"),
                                                    ("\U0001f9e0", "holds no word to search for")])  # fmt: skip
 def test_demo_says_why_a_question_is_refused_before_it_ingests(cli_env, tmp_path, question, message):
@@ -500,3 +500,13 @@ def test_the_path_column_says_when_an_exact_match_put_a_turn_first():
     assert _step_text(PathStep("fused", "t", score=0.1562)) == "fused(0.156)"
     assert _step_text(PathStep("hyperedge", "h", weight=0.812)) == "hyperedge(w=0.81)"
     assert _step_text(PathStep("episode", "e", via="bm25")) == "episode"
+
+
+def test_the_path_column_says_which_question_a_reply_follows():
+    from hypermem.cli import _path_text
+    from hypermem.retrieve.result import PathStep
+
+    question = [PathStep("query", "query"), PathStep("fused", "m/turn/D15:25", score=0.0502, via="exact_match")]
+    assert _path_text([*question, PathStep("turn", "m/turn/D15:25", dia_id="D15:25")]) == "fused(0.050, exact match)"
+    reply = PathStep("turn", "m/turn/D15:26", dia_id="D15:26", reply_to="D15:25")
+    assert _path_text([*question, reply]) == "fused(0.050, exact match) -> reply to D15:25"

@@ -110,8 +110,11 @@ def test_doctor_warns_of_a_memory_an_interrupted_ingest_left_unfinished(tmp_path
     env = {"HYPERMEM_STORE": settings.store, "COLUMNS": "200", "HYPERMEM_LLM_BASE_URL": ""}
     result = CliRunner().invoke(app, ["doctor"], env=env)
     assert result.exit_code == 0, result.output
-    assert f"unfinished memories\thalf (1 of {sessions} sessions)" in result.output
+    assert f"unfinished memories\thalf (1 of its {sessions} stored sessions unfinished)" in result.output
     assert "warning: unfinished memories" in result.output and "hypermem reindex" in result.output
+    asked = CliRunner().invoke(app, ["query", "-m", "half", "What is the name of Omar's puppy?"], env=env)
+    assert asked.exit_code == 0, asked.output  # answered, and warned that the memory is half built
+    assert f"warning: half has 1 of its {sessions} stored sessions unfinished" in asked.output
     with MemoryService.open(settings, use_llm=False) as svc, MemoryLock(svc.store, "half", "ingest"):
         held = CliRunner().invoke(app, ["doctor"], env=env)
     assert "unfinished memories\tnone" in held.output and held.output.rstrip().endswith("ok")
@@ -122,7 +125,7 @@ def test_doctor_warns_of_a_memory_an_interrupted_ingest_left_unfinished(tmp_path
                         operation="reindex", now=time.time(), lease=600.0)  # fmt: skip
         killed = CliRunner().invoke(app, ["doctor"], env=env)
         svc.store.query("lock/release", id="lock/half", token="t")
-    assert f"unfinished memories\thalf (1 of {sessions} sessions)" in killed.output
+    assert f"unfinished memories\thalf (1 of its {sessions} stored sessions unfinished)" in killed.output
     with MemoryService.open(settings, use_llm=False) as svc:
         svc.ingest_conversation(conversation)  # the ingest again rebuilds the unmarked session
     assert "unfinished memories\tnone" in CliRunner().invoke(app, ["doctor"], env=env).output

@@ -57,6 +57,10 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
     ("zero-width speaker", "speaker", "ingest", body(msg(speaker="\u200b"))),
     ("right-to-left override in speaker", "speaker", "ingest", body(msg(speaker="Ana\u202e"))),
     ("zero-width space in message id", "message_id", "ingest", body(msg(message_id="9\u200b"))),
+    ("tag character in message id", "message_id", "ingest", body(msg(message_id="9\U000e0041"))),
+    ("lone combining accent as speaker", "speaker", "ingest", body(msg(speaker="\u0301"))),
+    ("Hangul filler as speaker", "speaker", "ingest", body(msg(speaker="\u3164"))),
+    ("braille blank as speaker", "speaker", "ingest", body(msg(speaker="\u2800"))),
     ("text of zero-width spaces only", "text", "ingest", body(msg(text="\u200b\u2060 \u200b"))),
     ("BEL in session_id", "session_id", "ingest", body(msg(session_id="s\x07"))),
     ("trailing space in message_id", "message_id", "ingest", body(msg(message_id="3 "))),
@@ -198,6 +202,7 @@ ACCEPTED: list[tuple[str, dict]] = [
     ("right-to-left override", {"text": "abc \u202e txt.exe"}),  # in a speaker it is refused (REFUSED)
     ("zero-width characters", {"text": "zero\u200bwidth\ufeff text"}),
     ("zero-width joiner in a speaker", {"speaker": "Ana \U0001f469\u200d\U0001f4bb"}),  # an emoji sequence
+    ("variation selector in a speaker", {"speaker": "\u2764\ufe0f Mom"}),  # emoji presentation
     ("combining marks", {"text": "Zalgo z\u0336\u0335a\u0334l", "speaker": "Jose\u0301"}),
     ("CJK and emoji", {"text": "我去了东京 🗼 and 🐕", "speaker": "李雷"}),
     ("control characters in text", {"text": "bell \x07 escape \x1b[31m red \x1b]0;pwned\x07 \x9b"}),

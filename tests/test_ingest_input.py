@@ -57,6 +57,14 @@ def badin(hm_service):
         (Message("N2", "O" * 201, "Some words here.", WHEN, "new"), "messages[1].speaker"),  # the API's limit too
         (Message("N" * 201, "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),
         (Message("N2", "Omar", "Some words here.", WHEN, "s" * 201), "messages[1].session_id"),
+        # blank to the eye: a Hangul filler, a braille blank, a lone combining accent, a lone variation selector
+        (Message("N2", "\u3164", "Some words here.", WHEN, "new"), "messages[1].speaker"),
+        (Message("N2", "\u2800", "Some words here.", WHEN, "new"), "messages[1].speaker"),
+        (Message("N2", "\u0301", "Some words here.", WHEN, "new"), "messages[1].speaker"),
+        (Message("N2", "\ufe0f", "Some words here.", WHEN, "new"), "messages[1].speaker"),
+        (Message("N2", "Omar", "\u0301\u3164 \u2800", WHEN, "new"), "messages[1].text"),
+        (Message("1\U000e0041", "Omar", "Some words here.", WHEN, "new"), "messages[1].message_id"),  # a tag character
+        (Message("N2", "Om\u3164ar", "Some words here.", WHEN, "new"), "messages[1].speaker"),  # a filler inside
     ],
 )
 def test_bad_message_names_the_field_and_writes_nothing(badin, bad, field):
@@ -86,6 +94,21 @@ def test_message_ids_equal_after_normalisation_are_one_id_twice(badin, first, se
         "Unicode NFKC normalisation)"
     )
     assert badin.store.counts(MEMORY) == before
+
+
+@pytest.mark.parametrize(
+    ("first", "second"), [("X1", "\uff38\uff11"), ("fi7", "\ufb017"), ("caf\u00e9 9", "cafe\u0301 9")]
+)
+def test_message_ids_equal_after_normalisation_are_one_turn_across_batches(badin, first, second):
+    """What a batch refuses as one id twice is one turn across batches too: the second message edits the first."""
+    memory = "nfkc-twins"
+    badin.ingest_messages(memory, [Message(first, "Omar", "I adopted a grey cat.", WHEN, "s")])
+    report = badin.ingest_messages(memory, [Message(second, "Omar", "I signed up for pottery.", WHEN, "s")])
+    turns = badin.store.run_cypher(
+        "MATCH (t:Turn) WHERE t.memory_id = $m RETURN t.dia_id AS d, t.text AS x", {"m": memory}
+    )
+    assert report.updated == 1 and [(t["d"], t["x"]) for t in turns] == [(second, "I signed up for pottery.")]
+    badin.delete_memory(memory)
 
 
 def test_a_message_over_the_limit_names_the_limit(badin):

@@ -24,6 +24,7 @@ from engines import engine_env
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import LATEST_PROTOCOL_VERSION
 
 from hypermem import browse
 from hypermem.records import keys, owners
@@ -137,6 +138,72 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert out["bool_limit"].endswith("limit: Input should be a valid integer")
     assert out["text_offset"].endswith("offset: Input should be a valid integer")
     assert out["no_resource"] == "no memory 'nope'"
+
+
+def test_stdio_answers_every_line_it_cannot_read(hm_service, hm_ingested, tmp_path):
+    """Raw JSON-RPC lines: one the SDK cannot read gets an error (with its id when it has one) instead of no answer
+    at all, and a NUL in a person or an offset past the HTTP route's bound fails naming the field."""
+    memory = hm_ingested.memory_id
+
+    def call(request_id: int, tool: str, arguments: dict) -> str:  # a lone surrogate is written as its escape
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                           "params": {"name": tool, "arguments": arguments}})  # fmt: skip
+
+    lines = [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": LATEST_PROTOCOL_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            }
+        ),  # fmt: skip
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        call(1, "person_timeline", {"memory_id": memory, "person": "Caroline\ud800"}),
+        "{broken json",
+        "[1, 2]",
+        call(2, "person_timeline", {"memory_id": memory, "person": "Caroline\x00"}),
+        call(3, "list_topics", {"memory_id": memory, "offset": 2**63 - 1}),
+        call(4, "ingest_messages", {"memory_id": "raw-mcp", "messages": [5]}),
+        call(5, "ingest_messages", {"memory_id": "raw-mcp", "messages": [MESSAGES[0], MESSAGES[0]]}),
+        call(6, "list_memories", {}),
+    ]
+    process = subprocess.Popen(
+        [HYPERMEM, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env=server_env(hm_service.settings), cwd=tmp_path, text=True,
+    )  # fmt: skip
+    answers = []
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write("\n".join(lines) + "\n")
+        process.stdin.flush()
+        while not any(a.get("id") == 6 for a in answers):  # the last request's answer: every line before is read
+            line = process.stdout.readline()
+            assert line, "the server closed stdout"
+            answers.append(json.loads(line))
+    finally:
+        process.stdin.close()
+        process.wait(timeout=60)
+    by_id = {a["id"]: a for a in answers if a.get("id") is not None}
+    assert by_id[1]["error"]["code"] == -32700 and "unpaired surrogate" in by_id[1]["error"]["message"]
+    unidentified = [a["error"] for a in answers if a.get("id") is None]
+    assert [e["code"] for e in unidentified] == [-32700, -32600]  # the broken line, then the JSON that is no message
+    assert "key must be a string" in unidentified[0]["message"]
+    assert (
+        by_id[2]["result"]["isError"] and "person: contains a NUL character" in by_id[2]["result"]["content"][0]["text"]
+    )
+    assert (
+        by_id[3]["result"]["isError"]
+        and "offset: Input should be less than or equal to 1000000" in (by_id[3]["result"]["content"][0]["text"])
+    )
+    assert by_id[4]["result"]["content"][0]["text"].endswith("messages[0]: Input should be a valid dictionary")
+    duplicate = by_id[5]["result"]["content"][0]["text"]
+    assert duplicate.endswith("ingest_messages: messages[1].message_id: repeats an earlier message_id in this batch")
+    assert memory in by_id[6]["result"]["structuredContent"]["memories"]  # the server went on answering
 
 
 # --- streamable HTTP with tenant keys ---------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import typer
 
 from hypermem.retrieve.config import SEARCH_FIELDS
-from hypermem.text import abbreviated, is_blank, visible
+from hypermem.text import abbreviated, visible
 
 if TYPE_CHECKING:
     from hypermem.retrieve.result import QueryResult
@@ -203,19 +203,27 @@ def _show_table(console, title: str, headers: list[str], rows: list[list[str]]) 
 REPORT_COLUMNS = ("turns", "episodes", "topics", "facts", "persons", "times", "locations", "hyperedges")
 
 
-def _ingest_locomo(svc, path: str, conversations: list[str] | None, console) -> list:
-    """Ingest conversations with a progress bar on ``console`` (a terminal only); returns the IngestReports."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from hypermem.ingest.locomo import LocomoFormatError, load_locomo, locomo_field
-    from hypermem.ingest.pipeline import check_input
-    from hypermem.ingest.turns import IngestInputError
+def _load_locomo(path: str, conversations: list[str] | None) -> list:
+    """The conversations of LoCoMo file ``path`` (``conversations``: sample_ids, default all), or exit 2 with what is
+    wrong with the file (before any store is opened)."""
+    from hypermem.ingest.locomo import LocomoFormatError, load_locomo
 
     try:
-        convs = load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
+        return load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
     except (OSError, LocomoFormatError) as exc:
         typer.echo(visible(f"error: {exc}", one_line=True), err=True)
         raise typer.Exit(2) from exc
+
+
+def _ingest_locomo(svc, convs: list, console) -> list:
+    """Ingest conversations (``_load_locomo``) with a progress bar on ``console`` (a terminal only); returns the
+    IngestReports."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from hypermem.ingest.locomo import locomo_field
+    from hypermem.ingest.pipeline import check_input
+    from hypermem.ingest.turns import IngestInputError
+
     for conv in convs:  # every conversation is checked before any is stored: a bad file stores nothing
         try:
             check_input(conv.sample_id, conv.messages, svc.settings.max_message_chars)
@@ -261,6 +269,15 @@ def _step_text(step) -> str:
     return f"{step.level}({shown})" if shown else step.level
 
 
+def _path_text(path: list) -> str:
+    """A turn's explanation path for the table, between the query and the turn (``_step_text``), and for a reply (it
+    follows its question, with the question's score and path) ``-> reply to D15:25``."""
+    text = " -> ".join(_step_text(step) for step in path[1:-1])
+    if path and path[-1].reply_to:
+        text += f" -> reply to {path[-1].reply_to}"
+    return text
+
+
 def _print_result(result: QueryResult, as_json: bool) -> None:
 
     from rich.console import Console
@@ -275,10 +292,10 @@ def _print_result(result: QueryResult, as_json: bool) -> None:
     stop = result.stop
     console.print(f"[bold]{escape(visible(result.query, one_line=True))}[/bold]  ({result.analysis.query_type} query; stopped by "
                   f"{stop.rule}: kept {stop.cut_at} of {stop.considered} {stop.counts}; "
-                  f"{len(result.turns)} evidence turns)", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
+                  f"{len(result.turns)} evidence turn{'' if len(result.turns) == 1 else 's'})", markup=True, highlight=False, soft_wrap=not console.is_terminal)  # fmt: skip
     rows = []
     for turn in result.turns:
-        path = " -> ".join(_step_text(step) for step in turn.path[1:-1])
+        path = _path_text(turn.path)
         words = turn.snippet or shorten(turn.text)  # a long turn: its matching passage, as the context gives it
         rows.append([turn.dia_id, f"{turn.score:.4f}", f"{turn.speaker} ({turn.timestamp[:10]}): {words}", path])
     _show_table(console, "evidence turns", ["dia_id", "score", "turn", "path"], rows)
@@ -307,8 +324,9 @@ def ingest_locomo(
     from rich.console import Console
 
     console = Console(stderr=as_json)
+    convs = _load_locomo(path, conversation)
     with _open_service(llm) as svc:
-        reports = _ingest_locomo(svc, path, conversation, console)
+        reports = _ingest_locomo(svc, convs, console)
         if as_json:
             typer.echo(json.dumps([asdict(r) for r in reports], indent=2))
         else:
@@ -352,6 +370,17 @@ def query(
         except UnknownMemory as exc:  # an owner and a queued job, no dialogue yet
             raise _refused("--memory", f"memory {abbreviated(memory)!r} holds no dialogue yet") from exc
         _print_result(result, as_json)
+        from hypermem.reindex import unfinished_memories
+
+        for unfinished in (m for m in unfinished_memories(svc.store) if m.memory_id == memory):
+            typer.echo(f"warning: {visible(memory, one_line=True)} has {_unfinished_sessions(unfinished)} (an ingest or "
+                       "`hypermem reindex` was interrupted): their turns are searched without episodes and facts; "
+                       "ingest the conversation again, or run `hypermem reindex`", err=True)  # fmt: skip
+
+
+def _unfinished_sessions(memory) -> str:
+    """How much of an ``UnfinishedMemory`` is unfinished: "15 of its 15 stored sessions unfinished"."""
+    return f"{memory.unfinished} of its {memory.sessions} stored sessions unfinished"
 
 
 @app.command()
@@ -370,19 +399,18 @@ def demo(
     path = path or _sample_path()
     if not os.path.isfile(path):
         raise _refused(f"PATH {path!r}", not_a_file(Path(path)))  # fmt: skip
+    convs = _load_locomo(path, conversation)  # the file first, then the question
     if question is None:
         if os.path.realpath(path) != os.path.realpath(_sample_path()):
             raise _refused("--question", "give --question when PATH is not the bundled sample")
         question = SAMPLE_QUESTION
-    if is_blank(question):
-        raise _refused("--question", "must not be blank (spaces and invisible characters only)")
     if problem := query_problem(question):  # before the ingest: a question it cannot ask writes nothing
         raise _refused("--question", problem)
     from rich.console import Console
 
     console = Console(stderr=as_json)  # with --json, stdout holds the query's JSON only
     with _open_service(None) as svc:
-        reports = _ingest_locomo(svc, path, conversation, console)
+        reports = _ingest_locomo(svc, convs, console)
         _print_reports(svc, reports, console)
         _print_result(svc.query(reports[0].memory_id, question), as_json)  # the first conversation asked for
 
@@ -822,7 +850,7 @@ def doctor() -> None:
         summary.append(["memories", str(len(all_memories(store)))])
         unfinished = unfinished_memories(store)
         summary.append(["unfinished memories", ", ".join(
-            f"{visible(m.memory_id, one_line=True)} ({m.unfinished} of {m.sessions} sessions)" for m in unfinished
+            f"{visible(m.memory_id, one_line=True)} ({_unfinished_sessions(m)})" for m in unfinished
         ) or "none"])  # fmt: skip
         summary.append(["vector search", "HNSW indexes" if store.vector_indexes else
                         "exact cosine over the memory (HNSW indexes not searched; HYPERMEM_FALKORDB_VECTOR_INDEXES=true builds and uses them)"])  # fmt: skip

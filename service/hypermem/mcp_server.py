@@ -23,6 +23,7 @@ import json
 from importlib.metadata import version
 from typing import Annotated, Any, cast
 
+import anyio
 import anyio.to_thread
 from marshmallow import ValidationError
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -30,7 +31,9 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
-from mcp.types import CallToolResult, InputRequiredResult
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, InputRequiredResult, JSONRPCError
 from pydantic import AnyHttpUrl, Field
 from pydantic import ValidationError as ArgumentsError
 
@@ -71,6 +74,37 @@ def _field_problems(errors: object, path: str = "") -> str:
     if isinstance(errors, list):
         return f"{path}: {' '.join(map(str, errors))}"
     return f"{path}: {errors}"
+
+
+def unreadable_line_error(error: Exception) -> JSONRPCError:
+    """The JSON-RPC error answering a stdin line the SDK could not read as a message (``error``, its exception):
+    -32700 for a line that is no JSON, or whose JSON holds an unpaired surrogate escape (``"\\ud800"``: no Unicode
+    text), with the line's ``id`` when one can be read from it; -32600 for JSON that is no JSON-RPC message (id null:
+    the SDK keeps only the error, not the line)."""
+    problem = next(iter(error.errors()), None) if isinstance(error, ArgumentsError) else None
+    if problem is None or problem["type"] != "json_invalid":
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message="Invalid Request"))
+    try:
+        found = json.loads(problem["input"])  # Python's reader takes lone surrogates, so the id of such a line is read
+    except (ValueError, TypeError):
+        found = None
+    request_id = found.get("id") if isinstance(found, dict) else None
+    if found is not None:
+        message = "Parse error: a string holds an unpaired surrogate escape (text must be valid Unicode)"
+    else:
+        message = f"Parse error: {problem.get('ctx', {}).get('error', 'not JSON')}"
+    valid_id = type(request_id) is int or isinstance(request_id, str)
+    return JSONRPCError(
+        jsonrpc="2.0", id=request_id if valid_id else None, error=ErrorData(code=PARSE_ERROR, message=message)
+    )
+
+
+def _field_path(loc: tuple) -> str:
+    """A pydantic error's location as the field paths of ``_field_problems`` read: ``messages[0].text``."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
 
 
 class TenantKeyVerifier:
@@ -116,8 +150,28 @@ class HypermemServer(MCPServer):
             cause = exc.__cause__
             if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ArgumentsError):
                 raise
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in cause.errors())
+            problems = "; ".join(f"{_field_path(e['loc'])}: {e['msg']}" for e in cause.errors())
             raise ToolError(f"Error executing tool {name}: {problems}") from cause
+
+    async def run_stdio_async(self) -> None:
+        """``MCPServer.run_stdio_async``, except that a stdin line that is no JSON-RPC message is answered with a
+        JSON-RPC error (``unreadable_line_error``): the SDK drops such a line, and a client waiting for its id would
+        wait forever."""
+        async with stdio_server() as (read_stream, write_stream):
+            readable_writer, readable = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+            async def answer_unreadable() -> None:
+                async with readable_writer:
+                    async for item in read_stream:
+                        if isinstance(item, Exception):
+                            await write_stream.send(SessionMessage(unreadable_line_error(item)))
+                        else:
+                            await readable_writer.send(item)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(answer_unreadable)
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(readable, write_stream, lowlevel.create_initialization_options())
 
 
 class HypermemTools:
@@ -195,8 +249,8 @@ class HypermemTools:
         batch = [Message(**message) for message in loaded]
         try:
             validate(batch, self.service.settings.max_message_chars)
-        except IngestInputError as exc:
-            raise ToolError(f"messages: {exc}") from exc
+        except IngestInputError as exc:  # it names the field itself: "messages[1].message_id: ..."
+            raise ToolError(str(exc)) from exc
         claimed = self.tenant_keys and owners.owner_of(self.store, memory_id) is None
         self._memory(memory_id, claim=True)
         try:
@@ -249,7 +303,7 @@ class HypermemTools:
     def list_topics(
         self,
         memory_id: Annotated[str, Field(description="The memory to browse.")],
-        offset: Annotated[int, Field(ge=0, strict=True, description="Topics to skip.")] = 0,
+        offset: Annotated[int, Field(ge=0, le=1_000_000, strict=True, description="Topics to skip.")] = 0,
         limit: Annotated[int, Field(ge=1, le=200, strict=True, description="Most topics to return.")] = 20,
     ) -> dict[str, Any]:
         """A memory's topics (HyperMem top layer), most episodes first, with episode count and date span."""
@@ -268,6 +322,8 @@ class HypermemTools:
     ) -> dict[str, Any]:
         """A person's episodes and facts in date order (HingeMem Person element), optionally between two days
         (``from``/``to``, ISO dates checked as by ``GET .../people/{name}/timeline``; a bad one fails naming it)."""
+        if "\x00" in person:  # as the HTTP route's pattern refuses it
+            raise ToolError("person: contains a NUL character")
         window = {key: value for key, value in (("from", start), ("to", end)) if value is not None}
         try:
             days = TimelineArgsSchema().load(window)

@@ -14,6 +14,7 @@ their own error.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 MAX_IDENTIFIER_CHARS = 200  # a message id, session id or speaker (the API's limit; the CLI's and Python's the same)
 CONTROLS = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f"
@@ -24,14 +25,19 @@ IDENTIFIER_CONTROLS = f"{CONTROLS}\\t\\n\\r\\u2028\\u2029"
 _CONTROL = re.compile(f"[{CONTROLS}]")
 _ANY_CONTROL = re.compile(f"[{IDENTIFIER_CONTROLS}]")
 # Invisible format characters: bidi marks, embeddings, overrides and isolates (they reorder what a terminal
-# shows), zero-width space and word joiner, soft hyphen, byte-order mark. Not the zero-width (non-)joiner,
-# which scripts and emoji sequences need.
+# shows), zero-width space and word joiner, soft hyphen, byte-order mark, combining grapheme joiner, Mongolian vowel
+# separator, and the Hangul fillers (they print as blank space). Not the zero-width (non-)joiner and the variation
+# selectors, which scripts and emoji sequences need ("❤️" is U+2764 U+FE0F). In the BMP, so that the API's patterns
+# built from them are ECMA-262 too (OpenAPI); the tag characters (U+E0000-U+E007F, invisible) are refused beside them
+# (``text_problem``).
 BIDI = "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
-INVISIBLE = f"\\u00ad\\u200b\\u2060-\\u2064\\ufeff{BIDI}"
-# What a blank value may hold besides whitespace: the invisible characters and the joiners, which alone show nothing.
-UNSEEN = f"{INVISIBLE}\\u200c\\u200d"
-_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+INVISIBLE = f"\\u00ad\\u034f\\u115f\\u1160\\u180e\\u200b\\u2060-\\u2064\\u3164\\ufeff\\uffa0{BIDI}"
+# What a blank value may hold besides whitespace: the invisible characters, the joiners and variation selectors,
+# and the braille blank, which alone show nothing (nor do combining marks and format characters alone: ``is_blank``).
+UNSEEN = f"{INVISIBLE}\\u200c\\u200d\\u2800\\ufe00-\\ufe0f"
+_INVISIBLE = re.compile(f"[{INVISIBLE}\\U000e0000-\\U000e007f]")
 _UNSEEN = re.compile(f"[{UNSEEN}]")
+_NOTHING_ALONE = ("Mn", "Me", "Cf")  # combining marks and format characters: nothing to see without a base
 _BIDI = re.compile(f"[{BIDI}]")
 
 
@@ -72,8 +78,16 @@ def abbreviated(value: str, limit: int = 64) -> str:
 
 
 def is_blank(value: str) -> bool:
-    """Whether ``value`` shows nothing: only whitespace, invisible format characters and joiners (``UNSEEN``)."""
-    return not _UNSEEN.sub("", value).strip()
+    """Whether ``value`` shows nothing: only whitespace, the characters of ``UNSEEN``, combining marks and format
+    characters (a lone U+0301, a tag character)."""
+    return all(c.isspace() or unicodedata.category(c) in _NOTHING_ALONE for c in _UNSEEN.sub("", value))
+
+
+def pattern_gap(value: str, *, identifier: bool) -> bool:
+    """Whether ``value`` holds what the API's patterns (``hypermem.api.schemas``, ECMA-262 for OpenAPI, so BMP
+    only) let through but a non-blank text refuses: it is blank (``is_blank``: a lone combining mark); or, in an
+    ``identifier``, a tag character."""
+    return is_blank(value) or (identifier and _INVISIBLE.search(value) is not None)
 
 
 def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, identifier: bool = False) -> str | None:
@@ -91,7 +105,7 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, id
     if (key or identifier) and _ANY_CONTROL.search(value):
         return "must not contain control characters (tabs and line breaks included)"
     if (key or identifier) and _INVISIBLE.search(value):
-        return "must not contain invisible format characters (zero-width, bidi marks)"
+        return "must not contain invisible format characters (zero-width, bidi marks, fillers, tags)"
     if (key or identifier) and value != value.strip():
         return "must not start or end with whitespace"
     if (key or identifier) and len(value) > MAX_IDENTIFIER_CHARS:

@@ -100,7 +100,8 @@ def hyperedges(args: dict, memory_id: str):
     if found is None:
         abort(
             404,
-            message=f"no node {args['node_id']!r} in memory {memory_id!r}",
+            message=f"no Topic, Episode, Fact or element {args['node_id']!r} in memory {memory_id!r} (a turn belongs "
+            "to no hyperedge: its facts do)",
             errors={"query": {"node_id": ["not found"]}},
         )
     return found

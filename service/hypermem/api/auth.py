@@ -26,7 +26,9 @@ def authenticate(store: GraphStore, admin_key: str | None) -> Principal:
         abort(401, message="send an API key as 'Authorization: Bearer KEY'", headers={"WWW-Authenticate": "Bearer"})
     found = principal_for_key(store, admin_key, token)
     if found is None:
-        abort(401, message="unknown or revoked API key", headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        unset = admin_key is None and request.blueprint == "tenants"  # an admin route, with no admin key to match
+        message = "no admin key is configured (set HYPERMEM_ADMIN_KEY)" if unset else "unknown or revoked API key"
+        abort(401, message=message, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'})
     return found
 
 

@@ -26,7 +26,15 @@ from marshmallow import (
 from hypermem.model import EARLIEST_YEAR, LATEST_YEAR
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
 from hypermem.store.ids import repeated_id, repeated_id_note
-from hypermem.text import IDENTIFIER_CONTROLS, INVISIBLE, MAX_IDENTIFIER_CHARS, UNSEEN, encodable, is_blank
+from hypermem.text import (
+    IDENTIFIER_CONTROLS,
+    INVISIBLE,
+    MAX_IDENTIFIER_CHARS,
+    UNSEEN,
+    encodable,
+    is_blank,
+    pattern_gap,
+)
 
 _PATTERNS = {
     # (pattern, error) by kind; patterns go into the OpenAPI document, so generated clients comply.
@@ -51,6 +59,22 @@ def _encodable(value: str) -> None:
         raise ValidationError("is not valid UTF-8 (unpaired surrogate)")
 
 
+class _Pattern(validate.Regexp):
+    """``validate.Regexp`` (its pattern goes into the OpenAPI document) that also refuses, with the same error, what
+    the pattern cannot say (``text.pattern_gap``: a lone combining mark, a tag character in an identifier)."""
+
+    def __init__(self, kind: str):
+        pattern, error = _PATTERNS[kind]
+        super().__init__(pattern, error=error)
+        self.kind = kind
+
+    def __call__(self, value):  # strings only (Regexp also takes bytes)
+        value = super().__call__(value)
+        if self.kind != "text" and pattern_gap(value, identifier=self.kind != "non_blank"):
+            raise ValidationError(self._format_error(value))
+        return value
+
+
 class Text(fields.String):
     """A string of at most ``max_length`` characters without NUL or lone surrogates. ``blank=False``
     also refuses whitespace-only strings; ``identifier`` refuses blanks, leading or trailing whitespace and
@@ -67,11 +91,10 @@ class Text(fields.String):
         **kwargs,
     ):
         kind = "key" if key else "identifier" if identifier else "text" if blank else "non_blank"
-        pattern, error = _PATTERNS[kind]
         validators: list[Callable[[Any], Any]] = [
             _encodable,
             validate.Length(min=min_length, max=max_length),
-            validate.Regexp(pattern, error=error),
+            _Pattern(kind),
         ]
         super().__init__(validate=validators, **kwargs)
 

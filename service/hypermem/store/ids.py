@@ -4,7 +4,8 @@ Every uniquely constrained ``id`` is ``"{memory_id}/{kind}/{key}"`` (``hypermem.
 ``key(value)`` turns a message id, session id, speaker or element name into a key that:
 
 - is a safe token (1-64 of ``[A-Za-z0-9_.:#-]``, starting with a letter or digit) kept as is, so
-  LoCoMo's ``D1:3`` stays readable in ``conv-26/turn/D1:3``;
+  LoCoMo's ``D1:3`` stays readable in ``conv-26/turn/D1:3``, or the safe token a value's NFKC form is
+  (``"Ａ１"`` is ``"A1"``: ids equal under NFKC are one id, as a batch refusing both says: ``repeated_id``);
 - is otherwise ``~`` + the first 20 hex digits (80 bits) of the BLAKE2b digest of the NFKC-normalised
   value (``~`` is outside the safe alphabet, so a digest key never equals a kept token).
 
@@ -31,17 +32,21 @@ def normalise(value: str) -> str:
 
 
 def key(value: str) -> str:
-    """A unique-key-safe form of ``value``: the value itself when it is a safe token, else ``~`` + digest."""
+    """A unique-key-safe form of ``value``: the value itself when it is a safe token, else its NFKC form when that
+    is one, else ``~`` + digest of its NFKC form."""
     if SAFE_KEY.fullmatch(value):
         return value
-    digest = hashlib.blake2b(normalise(value).encode("utf-8"), digest_size=DIGEST_HEX // 2).hexdigest()
+    normal = normalise(value)
+    if SAFE_KEY.fullmatch(normal):
+        return normal
+    digest = hashlib.blake2b(normal.encode("utf-8"), digest_size=DIGEST_HEX // 2).hexdigest()
     return f"~{digest}"
 
 
 def repeated_id(seen: dict[str, str], value: str) -> str | None:
     """The value recorded in ``seen`` (NFKC form -> first value) under ``value``'s NFKC form, or None after recording
-    ``value``. Two ids with one NFKC form are refused together in a batch: most are one key (``key``: "Ａ b" and
-    "A b"), and a safe token and its twin ("id5", "ｉｄ５") would be two turns that look alike."""
+    ``value``. Two ids with one NFKC form are refused together in a batch: they are one key (``key``: "Ａ b" and
+    "A b", "id5" and "ｉｄ５"), so one would overwrite the other."""
     found = normalise(value)
     if found in seen:
         return seen[found]
