@@ -10,9 +10,9 @@ the annotation worker, started ahead). Prints per conversation turns, episodes, 
 seconds, then the total turns/s, and seconds per ingest stage per round (the ``Ingestor`` methods and the
 vocabulary's and ``QueuedVectors``', timed by wrapping them; NER, dates and per-turn keywords run in a worker process
 while the turns are embedded, so only the wait for them after the embedding shows; the sessions go in two chunks
-(``pipeline.session_chunks``), the first built while the last fifth of the turns and the vocabulary's new words
-embed, so a chunk's waits and builds overlap the embedding; ``write_new_words`` runs on a thread of its own beside
-the rest, so its seconds overlap theirs). Every text ingest embeds is recorded; right after each conversation's ingest the same texts are embedded
+(``pipeline.session_chunks``), the first built while the last fifth of the turns embeds, and the last while the
+vocabulary's new words do, so a chunk's waits and builds overlap the embedding; ``take_words`` and ``write_new_words``
+run on a thread of their own beside the rest, so their seconds overlap theirs). Every text ingest embeds is recorded; right after each conversation's ingest the same texts are embedded
 again with the same model, in one call on every core (its fastest way). A round's ratio is its ingest seconds / its
 embedding seconds, summed over the conversations; the LAST line is ``ingest/embedding ratio R``, the median of the
 rounds' (issue 13's target: <= 1.3). The ratio is the number to trust on a shared machine: each conversation's two
@@ -61,7 +61,7 @@ STAGES = {
     "_changed_sessions": "turns: load + diff",
     "_embed_turns": "turns: stored vectors, embedding queued",
     "take": "turns: wait for a chunk's vectors",
-    "take_words": "vocabulary: wait for the new words' vectors",
+    "take_words": "vocabulary: wait for the new words' vectors (beside the rest)",
     "_annotate": "annotation: start (worker process)",
     "_take_annotation": "annotation: wait after embedding",
     "_build_episodes": "episodes: segment, title, summary",

@@ -1,7 +1,7 @@
 """The ingest's embedding: groups of texts embedded in order on the ingest's threads, each group's vectors ready on its own.
 
-An ingest embeds its turns (and its vocabulary's new words) in groups: the turns of its first sessions, then the
-rest (``hypermem.ingest.pipeline.session_chunks``). Every group's tasks are queued at once, group after group, so no
+An ingest embeds its turns and its vocabulary's new words in groups: the turns of its first sessions, then the
+rest (``hypermem.ingest.pipeline.session_chunks``), then the words. Every group's tasks are queued at once, group after group, so no
 thread waits between groups; the caller takes a group's vectors as soon as they are done (``EmbeddingSchedule.vectors``)
 and builds its episodes and facts while the threads embed the next group. Within a group the tasks hold texts of
 alike length, longest first (``Embedder.plan_tasks``), so the last tasks of a group are its shortest.
@@ -91,9 +91,12 @@ class EmbeddingSchedule:
 class QueuedVectors:
     """The turn vectors of an ingest's ``chunks`` (``hypermem.ingest.pipeline.session_chunks``) and its vocabulary's
     new words, queued on an ``EmbeddingSchedule``: one group per chunk (``chunk_texts[n]``: key -> text of the texts
-    chunk ``n`` embeds first), and the words' group (``words``: word -> key) before the last chunk's, so their writes
-    run while the last chunk embeds. ``take(n)`` gives chunk ``n``'s turns without a vector theirs (a text an earlier
-    chunk embedded too: the same vector); ``take_words()`` puts the words' vectors into ``WORD_VECTORS`` (for
+    chunk ``n`` embeds first), then the words' group (``words``: word -> key). The words come last: only the
+    vocabulary's writes need them, on a thread of their own, so the last chunk's build, the plan and their writes run
+    while the words embed and the cores stay busy to the end (ingest/embedding 1.25-1.30 against 1.32-1.34 with the
+    words before the last chunk: ``bench/bench_ingest.py``, cores kept busy 1.89 against 1.84-1.85). ``take(n)``
+    gives chunk ``n``'s turns without a vector theirs (a text an earlier chunk embedded too: the same vector);
+    ``take_words()`` waits for the words' vectors and puts them into ``WORD_VECTORS`` (for
     ``hypermem.vocabulary.write_new_words``)."""
 
     def __init__(
@@ -109,16 +112,12 @@ class QueuedVectors:
         self.chunks = chunks
         self._chunk_keys = [list(texts) for texts in chunk_texts]
         self._word_keys = list(words.values())
-        self._words_group = max(len(chunks) - 1, 1)  # the words' group, before the last chunk's
-        self.words_follow = self._words_group - 1  # the chunk the words are embedded after (``take_words`` then)
-        groups = [list(texts.values()) for texts in chunk_texts]
-        groups.insert(self._words_group, list(words))
+        groups = [*(list(texts.values()) for texts in chunk_texts), list(words)]
         self._schedule = EmbeddingSchedule(embedder, pool, threads, groups, widen)
         self._by_key: dict[str, list[float]] = {}
 
     def take(self, n: int) -> None:
-        group = n if n < self._words_group else n + 1
-        for key, vector in zip(self._chunk_keys[n], self._schedule.vectors(group)):
+        for key, vector in zip(self._chunk_keys[n], self._schedule.vectors(n)):
             self._by_key[key] = vector.tolist()
         for turn in (t for s in self.chunks[n] for t in s.turns if t.embedding is None):
             turn.embedding = self._by_key[turn.embed_key or ""]
@@ -128,5 +127,5 @@ class QueuedVectors:
         self._schedule.cancel()
 
     def take_words(self) -> None:
-        for key, vector in zip(self._word_keys, self._schedule.vectors(self._words_group)):
+        for key, vector in zip(self._word_keys, self._schedule.vectors(len(self.chunks))):
             WORD_VECTORS.put(key, vector)

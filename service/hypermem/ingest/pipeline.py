@@ -56,7 +56,7 @@ from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node
 from hypermem.store import GraphStore
 from hypermem.store.ids import key
 from hypermem.store.ordered_writes import OrderedWrites
-from hypermem.vocabulary import find_new_words, prune_words, write_new_words
+from hypermem.vocabulary import NewWords, find_new_words, prune_words, write_new_words
 
 if TYPE_CHECKING:
     from hypermem.stages import IngestStages
@@ -161,7 +161,8 @@ class Ingestor:
 
         The changed sessions go through in ``session_chunks``: while the threads embed a chunk's turns, this thread
         builds the chunk before it (episodes, facts) and the writer thread writes it, so the cores stay busy; the
-        plan (topics, segments) and its writes follow the last chunk."""
+        plan (topics, segments) and its writes follow the last chunk, while the vocabulary's new words embed (last)
+        and a thread of their own writes them (``_write_words``)."""
         started = time.perf_counter()
         check_input(memory_id, messages, self.settings.max_message_chars)
         report = IngestReport(memory_id, llm=self.stages.llm)
@@ -177,18 +178,14 @@ class Ingestor:
             words: Future[int] | None = None
             try:
                 with OrderedWrites(self.store) as writes:
+                    # Embedded last, the words are written beside the rest, done before any session is marked.
+                    words = self._vocabulary_pool.submit(self._write_words, queued, new_words)
                     episode_hyperedges: list[dict] = []
                     for n, chunk in enumerate(chunks):
                         queued.take(n)
                         if n == 0:
                             self._take_annotation(sessions, annotation)
                         episode_hyperedges += self._build_chunk(writes, memory_id, chunk, first=n == 0)
-                        if n == queued.words_follow:  # the words are embedded after this chunk
-                            queued.take_words()
-                            # Their writes run beside the rest, done before any session is marked.
-                            words = self._vocabulary_pool.submit(
-                                write_new_words, self.store, self.embedder, new_words, single_thread=True
-                            )
                     self._write(writes, memory_id, episode_hyperedges, self._plan(memory_id, sessions), words)
                 if progress is not None:
                     progress(sum(len(s.turns) for s in sessions))
@@ -200,6 +197,12 @@ class Ingestor:
                 prune_words(self.store, memory_id)  # an edit may have taken the only use of a word away
         report.elapsed_s = round(time.perf_counter() - started, 3)
         return self._count(report)
+
+    def _write_words(self, queued: QueuedVectors, new_words: NewWords) -> int:
+        """On the vocabulary's thread: wait for the new words' vectors (``QueuedVectors.take_words``: embedded after
+        every chunk's turns), then write them (``write_new_words``); returns what that returns."""
+        queued.take_words()
+        return write_new_words(self.store, self.embedder, new_words, single_thread=True)
 
     def _build_chunk(
         self, writes: OrderedWrites, memory_id: str, chunk: list[SessionBuild], *, first: bool
@@ -262,7 +265,7 @@ class Ingestor:
         """Set every turn's ``embed_key``; a stored turn keeps its vector, and one whose text the memory already holds
         a vector of (``_stored_vectors``) takes it now. Queue the rest (``QueuedVectors``): each chunk's other distinct
         texts, embedded once, in the first chunk holding them, and the vocabulary's new ``words``
-        (``NewWords.unembedded``: word -> key) before the last chunk's; one thread until ``annotation`` is done."""
+        (``NewWords.unembedded``: word -> key) after every chunk's; one thread until ``annotation`` is done."""
         turns = [t for chunk in chunks for s in chunk for t in s.turns]
         keys = {t.id: self.embedder.text_key(embedded_text(t)) for t in turns}
         for turn in turns:
