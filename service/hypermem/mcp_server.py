@@ -62,14 +62,7 @@ def _field_problems(errors: object, path: str = "") -> str:
     if isinstance(errors, dict):
         parts = []
         for key, value in errors.items():
-            where = (
-                f"{path}[{key}]"
-                if isinstance(key, int) or str(key).isdigit()
-                else f"{path}.{key}"
-                if path
-                else str(key)
-            )
-            parts.append(_field_problems(value, where))
+            parts.append(_field_problems(value, _field_step(path, key)))
         return "; ".join(parts)
     if isinstance(errors, list):
         return f"{path}: {' '.join(map(str, errors))}"
@@ -99,11 +92,18 @@ def unreadable_line_error(error: Exception) -> JSONRPCError:
     )
 
 
+def _field_step(path: str, key: object) -> str:
+    """``path`` one key further: ``messages`` + 0 is ``messages[0]``, ``messages[0]`` + "text" is ``messages[0].text``."""
+    if isinstance(key, int) or str(key).isdigit():
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
 def _field_path(loc: tuple) -> str:
     """A pydantic error's location as the field paths of ``_field_problems`` read: ``messages[0].text``."""
     path = ""
     for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+        path = _field_step(path, part)
     return path
 
 
