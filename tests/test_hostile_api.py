@@ -124,7 +124,9 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
         "raw",
         (b'{"messages": [' + b"[" * 4000 + b"]" * 4000 + b"]}", "application/json"),
     ),
-    ("not JSON", None, "raw", (b"{not json", "application/json")),
+    ("not JSON", "json", "raw", (b"{not json", "application/json")),
+    ("a repeated key", "json", "raw", (b'{"query": "cat", "query": "dog"}', "application/json")),
+    ("a NaN", "json", "raw", (b'{"query": "cat", "flat_weight": NaN}', "application/json")),
     (
         "a 5,000-digit integer",
         "json",
@@ -269,6 +271,24 @@ def test_a_compressed_body_is_refused_naming_its_encoding(hostile):
     response = client.post("/v1/memories/fresh-gzip/messages", data=gzip.compress(json.dumps(body(msg())).encode()),
                            headers={**headers, "Content-Encoding": "gzip"}, content_type="application/json")  # fmt: skip
     assert response.status_code == 415 and "Content-Encoding: gzip" in response.get_json()["message"]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"query": "cat",\n "k_fact": 5,, }', "is not valid JSON: Expecting property name enclosed in double quotes "
+         "at line 2, column 14 (char 30)"),
+        (b'{"query": "cat", "query": "DETACH"}', "repeats the key 'query' in one object"),
+        (b'{"query": "cat", "flat_weight": -Infinity}', "holds -Infinity, which is not JSON"),
+    ],
+    ids=["syntax error", "repeated key", "infinity"],
+)  # fmt: skip
+def test_a_body_that_is_no_json_is_refused_saying_where(hostile, data, message):
+    """Where the syntax breaks, which key repeats (a second "query" must not win unseen), which constant is not JSON."""
+    client, headers, _ = hostile
+    response = client.post(f"/v1/memories/{SEED}/query", data=data, headers=headers, content_type="application/json")
+    assert response.status_code == 400
+    assert response.get_json()["message"] == f"the JSON body {message}"
 
 
 def test_both_bad_items_of_a_batch_are_reported(hostile):

@@ -6,6 +6,8 @@
 - A route that reads a JSON body (a flask-smorest ``arguments`` in ``json``) gets 415 naming
   ``application/json`` for any other Content-Type (form data, ``text/plain``, none), instead of
   a misleading 422 "Missing data for required field".
+- A body that is not valid JSON, repeats a key within an object or holds NaN or Infinity gets 400 saying where
+  (line, column), which key or which constant (``json_problem``), instead of webargs' bare "Invalid JSON body".
 - A JSON body nested deeper than ``Settings.max_json_depth`` gets 400 naming ``json`` before the
   parser recurses into a ``RecursionError``; so does one holding a number of more than ``MAX_DIGITS``
   digits (Python refuses to convert it: a 500 otherwise), or starting with a UTF-8 byte-order mark.
@@ -38,6 +40,45 @@ def json_depth(body: bytes) -> int:
     marks = np.frombuffer(_STRING.sub(b"", body), dtype=np.uint8)
     steps = np.isin(marks, _OPEN).astype(np.int64) - np.isin(marks, _CLOSE).astype(np.int64)
     return int(np.cumsum(steps).max(initial=0))
+
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's members as a dict, refusing a name given twice (``json.loads`` would keep the last in silence:
+    a second ``"text"`` must not replace the first unseen)."""
+    members: dict[str, object] = {}
+    for name, value in pairs:
+        if name in members:
+            raise _RepeatedKey(name)
+        members[name] = value
+    return members
+
+
+class _Constant(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> object:
+    """Refuse ``NaN``, ``Infinity`` and ``-Infinity``, which ``json.loads`` reads though JSON has no such values."""
+    raise _Constant(name)
+
+
+def json_problem(body: bytes) -> str | None:
+    """What makes ``body`` (UTF-8) no JSON a route should read, as the end of a sentence starting "the JSON body"
+    (``is not valid JSON: Expecting ',' delimiter at line 1, column 12 (char 11)``, ``repeats the key 'text'``,
+    ``holds NaN, which is not JSON``), or None when it is valid JSON with unique keys."""
+    try:
+        json.loads(body, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        return f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno} (char {exc.pos})"
+    except _RepeatedKey as exc:
+        return f"repeats the key {exc.args[0]!r} in one object"
+    except _Constant as exc:
+        return f"holds {exc.args[0]}, which is not JSON"
+    return None
 
 
 def _reads(endpoint: str | None, location: str) -> bool:
@@ -107,6 +148,9 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
             if depth > max_depth:
                 abort(400, message="the JSON body is nested too deeply",
                       errors={"json": {"_body": [f"nested {depth} levels deep; the limit is {max_depth}"]}})  # fmt: skip
+            problem = json_problem(body)
+            if problem is not None:
+                abort(400, message=f"the JSON body {problem}", errors={"json": {"_body": [problem]}})
 
     @app.before_request
     def _check_unread_body():
