@@ -582,6 +582,15 @@ def test_validation_errors_name_the_field(client, acme):
     }
     nul = client.post(f"/v1/memories/{MEMORY}/query", headers=acme, json={"query": "a\x00b"})
     assert nul.get_json()["errors"]["json"]["query"] == ["must not be blank or contain NUL characters"]
+    # each id names the rule it breaks, as the CLI and MCP do
+    for message_id, problem in [
+        ("a/b", "must not contain '/'"),
+        ("a\tb", "must not contain control characters (tabs and line breaks included)"),
+        ("ab ", "must not start or end with whitespace (or a braille blank)"),
+        ("a\u200bb", "must not contain invisible format characters (zero-width, bidi marks, fillers, tags)"),
+    ]:
+        bad = client.post(url, headers=acme, json={"messages": [{**message(1, "a"), "message_id": message_id}]})
+        assert bad.get_json()["errors"]["json"]["messages"]["0"]["message_id"] == [problem]
     early = client.post(url, headers=acme, json={"messages": [{**message(1, "a"), "timestamp": "1066-10-14T09:00:00"}]})
     assert "timestamp" in early.get_json()["errors"]["json"]["messages"]["0"]
 

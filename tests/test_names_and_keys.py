@@ -106,3 +106,64 @@ def test_a_speaker_is_a_person_whatever_the_names_shape(speaker, name, found_in_
     persons = [e for e in element_nodes("m", turn, TurnElements()).values() if e.kind == "Person"]
     assert [(p.name, p.id) for p in persons] == [(name, f"m/person/{name_key(name)}")]
     assert clean_name(speaker) == found_in_text
+
+
+def _turns(service, memory_id: str) -> list[tuple[str, str]]:
+    rows = service.store.run_cypher(
+        "MATCH (t:Turn) WHERE t.memory_id = $m RETURN t.dia_id AS dia_id, t.session AS session ORDER BY t.seq",
+        {"m": memory_id},
+    )
+    return [(r["dia_id"], r["session"]) for r in rows]
+
+
+def test_keys_drop_what_shows_nothing():
+    """A joiner or variation selector shows nothing: "A1\\u200d" is the id "A1", "❤️ Mom" the person "❤ Mom"."""
+    assert key("A1\u200d") == key("A1\u200c") == key("A1\ufe0f") == key("A1\U000e0100") == "A1"
+    assert name_key("\u2764\ufe0f Mom") == name_key("\u2764 Mom") and name_key("Alice\u200d") == name_key("alice")
+    assert key("A\u2800B") != key("AB")  # a braille blank inside shows as a space: another id
+
+
+@pytest.mark.parametrize("value", ["A1\u2800", "\u2800A1", "A1\ufff9", "A1\u206a"])
+@pytest.mark.parametrize("field", ["message_id", "speaker", "session_id"])
+def test_an_identifier_edged_with_a_braille_blank_or_holding_an_annotation_mark_is_refused(hm_service, field, value):
+    values = {"message_id": "m1", "speaker": "Ana", "text": "Hello.", "session_id": "s"} | {field: value}
+    with pytest.raises(IngestInputError) as info:
+        hm_service.ingest_messages("edges", [Message(timestamp=datetime(2024, 1, 1), **values)])
+    assert info.value.field == f"messages[0].{field}"
+    assert info.value.problem.startswith("must not start or end" if "\u2800" in value else "must not contain invisible")
+
+
+def test_ids_alike_to_the_eye_are_one_turn_one_session_and_a_resend_is_skipped(hm_service):
+    """"A1", then "Ａ１" and "A1\\u200d" resent: one turn, still "A1" (the first spelling), nothing rebuilt; sessions
+    "s1" and "ｓ１" in one batch or two are one session, with one finished marker, so a resend skips it."""
+    memory, when = "alike-ids", datetime(2024, 1, 1, 9)
+    first = [Message("A1", "Ana", "I adopted a grey cat.", when, "s1"),
+             Message("B2", "Ana", "Her name is Pixel.", when, "\uff53\uff11")]  # fmt: skip
+    report = hm_service.ingest_messages(memory, first)
+    assert report.sessions_ingested == 1 and _turns(hm_service, memory) == [("A1", "s1"), ("B2", "s1")]
+    for spelling in ("\uff21\uff11", "A1\u200d"):
+        again = hm_service.ingest_messages(memory, [Message(spelling, "Ana", "I adopted a grey cat.", when, "s1")])
+        assert (again.sessions_ingested, again.sessions_skipped, again.updated) == (0, 1, 0)
+    later = hm_service.ingest_messages(memory, [Message("C3", "Ana", "Pixel likes boxes.", when, "\uff53\uff11")])
+    assert later.sessions_ingested == 1 and _turns(hm_service, memory)[-1] == ("C3", "s1")
+    assert hm_service.ingest_messages(memory, first).sessions_skipped == 1
+
+
+def test_a_decomposed_query_or_turn_is_searched_as_its_composed_form(hm_service):
+    """NFD splits "cre\\u0302perie" into two words for BM25; turns are stored and queries searched in NFC, so the
+    decomposed query finds what the composed one does, with the same scores, and a decomposed turn is stored NFC."""
+    memory, when = "nfd-search", datetime(2024, 3, 1, 9)
+    hm_service.ingest_messages(memory, [
+        Message("1", "Zoe", "I love the cre\u0302perie near the cafe\u0301 in Montre\u0301al.", when, "s"),
+        Message("2", "Sam", "We walked the dog in the park on Sunday.", when, "s"),
+        Message("3", "Zoe", "My sister bought a new bicycle last week.", when, "s"),
+    ])  # fmt: skip
+    stored = hm_service.store.run_cypher("MATCH (t:Turn {dia_id: '1'}) WHERE t.memory_id = $m RETURN t.text AS text",
+                                         {"m": memory})  # fmt: skip
+    assert stored == [{"text": "I love the cr\u00eaperie near the caf\u00e9 in Montr\u00e9al."}]
+    composed = hm_service.query(memory, "cr\u00eaperie Montr\u00e9al")
+    decomposed = hm_service.query(memory, "cre\u0302perie Montre\u0301al")
+    assert decomposed.turns[0].dia_id == "1"
+    assert [(t.dia_id, round(t.score, 6)) for t in decomposed.turns] == [
+        (t.dia_id, round(t.score, 6)) for t in composed.turns
+    ]

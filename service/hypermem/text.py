@@ -26,16 +26,20 @@ _CONTROL = re.compile(f"[{CONTROLS}]")
 _ANY_CONTROL = re.compile(f"[{IDENTIFIER_CONTROLS}]")
 # Invisible format characters: bidi marks, embeddings, overrides and isolates (they reorder what a terminal
 # shows), zero-width space and word joiner, soft hyphen, byte-order mark, combining grapheme joiner, Mongolian vowel
-# separator, and the Hangul fillers (they print as blank space). Not the zero-width (non-)joiner and the variation
+# separator, the deprecated format characters (U+206A-U+206F), the interlinear annotation marks (U+FFF9-U+FFFB),
+# and the Hangul fillers (they print as blank space). Not the zero-width (non-)joiner and the variation
 # selectors, which scripts and emoji sequences need ("❤️" is U+2764 U+FE0F). In the BMP, so that the API's patterns
 # built from them are ECMA-262 too (OpenAPI); the tag characters (U+E0000-U+E007F, invisible) are refused beside them
 # (``text_problem``).
 BIDI = "\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
-INVISIBLE = f"\\u00ad\\u034f\\u115f\\u1160\\u180e\\u200b\\u2060-\\u2064\\u3164\\ufeff\\uffa0{BIDI}"
+INVISIBLE = f"\\u00ad\\u034f\\u115f\\u1160\\u180e\\u200b\\u2060-\\u2064\\u206a-\\u206f\\u3164\\ufeff\\uffa0\\ufff9-\\ufffb{BIDI}"
 # What a blank value may hold besides whitespace: the invisible characters, the joiners and variation selectors,
 # and the braille blank, which alone show nothing (nor do combining marks and format characters alone: ``is_blank``).
 UNSEEN = f"{INVISIBLE}\\u200c\\u200d\\u2800\\ufe00-\\ufe0f"
 _INVISIBLE = re.compile(f"[{INVISIBLE}\\U000e0000-\\U000e007f]")
+EDGE_BLANK = "\u2800"
+"""What an identifier may hold inside but neither starts nor ends with, beside whitespace: the braille blank, which
+prints as a space ("Alice\\u2800" would be another speaker than "Alice")."""
 _UNSEEN = re.compile(f"[{UNSEEN}]")
 _NOTHING_ALONE = ("Mn", "Me", "Cf")  # combining marks and format characters: nothing to see without a base
 _BIDI = re.compile(f"[{BIDI}]")
@@ -106,8 +110,8 @@ def text_problem(value: object, *, blank_ok: bool = False, key: bool = False, id
         return "must not contain control characters (tabs and line breaks included)"
     if (key or identifier) and _INVISIBLE.search(value):
         return "must not contain invisible format characters (zero-width, bidi marks, fillers, tags)"
-    if (key or identifier) and value != value.strip():
-        return "must not start or end with whitespace"
+    if (key or identifier) and value.strip().strip(EDGE_BLANK) != value:
+        return "must not start or end with whitespace (or a braille blank)"
     if (key or identifier) and len(value) > MAX_IDENTIFIER_CHARS:
         return f"{len(value)} characters; the limit is {MAX_IDENTIFIER_CHARS}"
     if key and "/" in value:

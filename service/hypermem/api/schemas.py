@@ -27,6 +27,7 @@ from hypermem.model import EARLIEST_YEAR, LATEST_YEAR
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
 from hypermem.store.ids import repeated_id, repeated_id_note
 from hypermem.text import (
+    EDGE_BLANK,
     IDENTIFIER_CONTROLS,
     INVISIBLE,
     MAX_IDENTIFIER_CHARS,
@@ -34,21 +35,25 @@ from hypermem.text import (
     encodable,
     is_blank,
     pattern_gap,
+    text_problem,
 )
 
+_BRAILLE_BLANK = f"\\u{ord(EDGE_BLANK):04x}"
+_EDGE = rf"[^\s{_BRAILLE_BLANK}{IDENTIFIER_CONTROLS}{INVISIBLE}]"  # an identifier's first and last character
+_KEY_EDGE = rf"[^\s/{_BRAILLE_BLANK}{IDENTIFIER_CONTROLS}{INVISIBLE}]"
 _PATTERNS = {
     # (pattern, error) by kind; patterns go into the OpenAPI document, so generated clients comply.
     "text": (r"^[^\x00]*$", "must not contain NUL characters"),
     "non_blank": (rf"^[^\x00]*[^\s\x00{UNSEEN}][^\x00]*$", "must not be blank or contain NUL characters"),
     "identifier": (
-        rf"^[^\s{IDENTIFIER_CONTROLS}{INVISIBLE}](?:[^{IDENTIFIER_CONTROLS}{INVISIBLE}]*[^\s{IDENTIFIER_CONTROLS}{INVISIBLE}])?$",
-        "must not be blank, start or end with whitespace, or contain control characters (tabs and line breaks "
-        "included) or invisible format characters",
+        rf"^{_EDGE}(?:[^{IDENTIFIER_CONTROLS}{INVISIBLE}]*{_EDGE})?$",
+        "must not be blank, start or end with whitespace or a braille blank, or contain control characters (tabs and "
+        "line breaks included) or invisible format characters",
     ),
     "key": (
-        rf"^[^\s/{IDENTIFIER_CONTROLS}{INVISIBLE}](?:[^/{IDENTIFIER_CONTROLS}{INVISIBLE}]*[^\s/{IDENTIFIER_CONTROLS}{INVISIBLE}])?$",
-        "must not be blank, start or end with whitespace, or contain '/', control characters (tabs and line "
-        "breaks included) or invisible format characters",
+        rf"^{_KEY_EDGE}(?:[^/{IDENTIFIER_CONTROLS}{INVISIBLE}]*{_KEY_EDGE})?$",
+        "must not be blank, start or end with whitespace or a braille blank, or contain '/', control characters (tabs "
+        "and line breaks included) or invisible format characters",
     ),
 }
 
@@ -69,10 +74,21 @@ class _Pattern(validate.Regexp):
         self.kind = kind
 
     def __call__(self, value):  # strings only (Regexp also takes bytes)
-        value = super().__call__(value)
+        try:
+            value = super().__call__(value)
+        except ValidationError:
+            raise ValidationError(self._problem(value)) from None
         if self.kind != "text" and pattern_gap(value, identifier=self.kind != "non_blank"):
-            raise ValidationError(self._format_error(value))
+            raise ValidationError(self._problem(value))
         return value
+
+    def _problem(self, value: str) -> str:
+        """For an identifier or key, which of the pattern's rules ``value`` breaks, as the CLI and MCP say it
+        (``text.text_problem``: "must not contain '/'"); else the pattern's whole error."""
+        found = None
+        if self.kind in ("identifier", "key"):
+            found = text_problem(value, key=self.kind == "key", identifier=True)
+        return found if found is not None else self._format_error(value)
 
 
 class Text(fields.String):

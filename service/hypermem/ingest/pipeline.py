@@ -51,7 +51,7 @@ from hypermem.ingest.priority import lower_thread_priority
 from hypermem.ingest.segment_hyperedges import Segment
 from hypermem.ingest.supersession import statement_family
 from hypermem.ingest.topics import TopicState
-from hypermem.ingest.turns import IngestInputError, embedded_text, session_hash, to_turns, validate
+from hypermem.ingest.turns import IngestInputError, embedded_text, session_hash, spelt_as_known, to_turns, validate
 from hypermem.model import MEMORY_ID_PATTERN, Episode, Fact, Message, Turn, node_id
 from hypermem.store import GraphStore
 from hypermem.store.ids import key
@@ -224,7 +224,11 @@ class Ingestor:
     # --- stage 1: turns ----------------------------------------------------------------
     def _changed_sessions(self, memory_id: str, messages: list[Message], report: IngestReport) -> list[SessionBuild]:
         """The sessions to rebuild: those of ``messages`` and the old sessions of moved messages, each with
-        the turns it holds after this call; counts skipped sessions and edited messages into ``report``."""
+        the turns it holds after this call; counts skipped sessions and edited messages into ``report``. A resent
+        message keeps its stored spelling of its id ("Ａ１" resent as "A1" is the same turn, unchanged), and a session
+        id with the key of a finished session's is spelt as that one (``spelt_as_known``)."""
+        done = {row["session"]: row["hash"] for row in self.store.query("ingest/session_states", memory_id=memory_id)}
+        messages = spelt_as_known(messages, done)
         session_ids = list(dict.fromkeys(m.session_id for m in messages))
         max_seq = self.store.query("ingest/max_seq", memory_id=memory_id)[0]["max_seq"]
         incoming = to_turns(memory_id, messages, first_seq=(max_seq if max_seq is not None else -1) + 1)
@@ -242,13 +246,12 @@ class Ingestor:
         for new in incoming:
             old = stored.get(new.id)
             if old is not None:
-                new.seq = old["seq"]
+                new.seq, new.dia_id = old["seq"], old["dia_id"]
                 if any(old[k] != getattr(new, k) for k in ("speaker", "text", "timestamp", "session")):
                     report.updated += 1
                     report.updated_ids.append(new.dia_id)
                 del by_session[old["session"]][new.id]
             by_session[new.session][new.id] = new
-        done = {row["session"]: row["hash"] for row in self.store.query("ingest/session_states", memory_id=memory_id)}
         changed = []
         for session_id, turns in by_session.items():
             ordered = sorted(turns.values(), key=lambda t: t.seq)

@@ -7,6 +7,9 @@ A shared photo (``image_caption``, LoCoMo's ``blip_caption``) is kept as text.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 
 from hypermem.errors import HypermemError
@@ -28,10 +31,12 @@ class IngestInputError(HypermemError, ValueError):
 
 
 def turn_text(message: Message) -> str:
-    """The words of a turn as stored and searched, with a shared photo's caption appended."""
-    text = message.text.strip()
+    """The words of a turn as stored and searched, in Unicode NFC (a decomposed "cafe\u0301" is stored "café", so
+    its word is one word for BM25, as a query's is: ``retrieve.pipeline.Retriever.query``), with a shared photo's
+    caption appended."""
+    text = unicodedata.normalize("NFC", message.text).strip()
     if message.image_caption:
-        caption = message.image_caption.strip()
+        caption = unicodedata.normalize("NFC", message.image_caption).strip()
         text = f"{text} [shares a photo: {caption}]" if text else f"[shares a photo: {caption}]"
     return text
 
@@ -79,6 +84,20 @@ def validate(messages: list[Message], max_chars: int) -> None:
     if found:
         problems = [p for index in sorted(found) for p in found[index]]
         raise IngestInputError(*problems[0], problems)
+
+
+def spelt_as_known(messages: list[Message], known: Iterable[str]) -> list[Message]:
+    """``messages`` with each ``session_id`` spelt as the first of ``known`` (stored sessions), then of the batch,
+    with its key (``ids.key``): "ｓ１" joins session "s1", whose one ``IngestState`` they would share, instead of
+    being a second session beside it."""
+    spelling: dict[str, str] = {}
+    for session in known:
+        spelling.setdefault(key(session), session)
+    spelt = []
+    for message in messages:
+        first = spelling.setdefault(key(message.session_id), message.session_id)
+        spelt.append(message if first == message.session_id else replace(message, session_id=first))
+    return spelt
 
 
 def to_turns(memory_id: str, messages: list[Message], first_seq: int) -> list[Turn]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+import unicodedata
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -175,7 +176,10 @@ class Retriever:
 
     # --- entry point --------------------------------------------------------------------------
     def query(self, memory_id: str, text: str, **overrides) -> QueryResult:
-        """Evidence for ``text`` in ``memory_id``. Raises ``QueryError`` for an empty/oversized query or bad override."""
+        """Evidence for ``text`` in ``memory_id``. Raises ``QueryError`` for an empty/oversized query or bad override.
+        ``text`` is searched in Unicode NFC, as turns are stored (``ingest.turns.turn_text``): "cre\u0302perie" finds
+        "crêperie" by its words too, not only by its vector."""
+        text = unicodedata.normalize("NFC", text)
         cfg = self._config(text, overrides)
         timings: dict[str, float] = {}
         clock = time.perf_counter()
