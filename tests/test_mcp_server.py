@@ -13,7 +13,9 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from importlib.metadata import version
 from pathlib import Path
 
@@ -24,9 +26,10 @@ from engines import engine_env
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import LATEST_PROTOCOL_VERSION
+from mcp.types import LATEST_PROTOCOL_VERSION, JSONRPCMessage, jsonrpc_message_adapter
 
 from hypermem import browse
+from hypermem.mcp_server import _answer, unreadable_line_error
 from hypermem.records import keys, owners
 
 HYPERMEM = str(Path(sys.executable).with_name("hypermem"))
@@ -140,29 +143,48 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert out["no_resource"] == "no memory 'nope'"
 
 
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": LATEST_PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})  # fmt: skip
+
+
+def raw_answers(settings, tmp_path: Path, lines: list[str], last_id: int) -> list[dict]:
+    """``hypermem mcp``'s answers to raw stdin ``lines`` sent after the ``initialize`` handshake, read until the one
+    to request ``last_id`` (sent last: every line before it is read by then). A server that goes silent is killed
+    after 300 s (model loading on a busy machine; not a timing assertion), failing the test instead of hanging it."""
+    process = subprocess.Popen(
+        [HYPERMEM, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env=server_env(settings), cwd=tmp_path, text=True,
+    )  # fmt: skip
+    answers: list[dict] = []
+    silence = threading.Timer(300, process.kill)
+    silence.start()
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        handshake = [INITIALIZE, '{"jsonrpc":"2.0","method":"notifications/initialized"}']
+        process.stdin.write("\n".join([*handshake, *lines]) + "\n")
+        process.stdin.flush()
+        while not any(a.get("id") == last_id for a in answers):
+            line = process.stdout.readline()
+            assert line, f"the server closed stdout (or went silent) with {answers[-1:]} the last answer"
+            answers.append(json.loads(line))
+    finally:
+        silence.cancel()
+        process.stdin.close()
+        process.wait(timeout=60)
+    return answers
+
+
+def call(request_id: int, tool: str, arguments: object) -> str:
+    """A raw ``tools/call`` line; a lone surrogate is written as its escape."""
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                       "params": {"name": tool, "arguments": arguments}})  # fmt: skip
+
+
 def test_stdio_answers_every_line_it_cannot_read(hm_service, hm_ingested, tmp_path):
     """Raw JSON-RPC lines: one the SDK cannot read gets an error (with its id when it has one) instead of no answer
     at all, and a NUL in a person or an offset past the HTTP route's bound fails naming the field."""
     memory = hm_ingested.memory_id
-
-    def call(request_id: int, tool: str, arguments: dict) -> str:  # a lone surrogate is written as its escape
-        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                           "params": {"name": tool, "arguments": arguments}})  # fmt: skip
-
     lines = [
-        json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": LATEST_PROTOCOL_VERSION,
-                    "capabilities": {},
-                    "clientInfo": {"name": "raw", "version": "0"},
-                },
-            }
-        ),  # fmt: skip
-        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
         call(1, "person_timeline", {"memory_id": memory, "person": "Caroline\ud800"}),
         "{broken json",
         "[1, 2]",
@@ -172,22 +194,7 @@ def test_stdio_answers_every_line_it_cannot_read(hm_service, hm_ingested, tmp_pa
         call(5, "ingest_messages", {"memory_id": "raw-mcp", "messages": [MESSAGES[0], MESSAGES[0]]}),
         call(6, "list_memories", {}),
     ]
-    process = subprocess.Popen(
-        [HYPERMEM, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        env=server_env(hm_service.settings), cwd=tmp_path, text=True,
-    )  # fmt: skip
-    answers = []
-    try:
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write("\n".join(lines) + "\n")
-        process.stdin.flush()
-        while not any(a.get("id") == 6 for a in answers):  # the last request's answer: every line before is read
-            line = process.stdout.readline()
-            assert line, "the server closed stdout"
-            answers.append(json.loads(line))
-    finally:
-        process.stdin.close()
-        process.wait(timeout=60)
+    answers = raw_answers(hm_service.settings, tmp_path, lines, last_id=6)
     by_id = {a["id"]: a for a in answers if a.get("id") is not None}
     assert by_id[1]["error"]["code"] == -32700 and "unpaired surrogate" in by_id[1]["error"]["message"]
     unidentified = [a["error"] for a in answers if a.get("id") is None]
@@ -204,6 +211,97 @@ def test_stdio_answers_every_line_it_cannot_read(hm_service, hm_ingested, tmp_pa
     duplicate = by_id[5]["result"]["content"][0]["text"]
     assert duplicate.endswith("ingest_messages: messages[1].message_id: repeats an earlier message_id in this batch")
     assert memory in by_id[6]["result"]["structuredContent"]["memories"]  # the server went on answering
+
+
+SURROGATE_ERROR = "Parse error: a string holds an unpaired surrogate escape (text must be valid Unicode)"
+HOSTILE_IDS = ["null", '{"a":1}', "1.5", "2.0", "1e3", "true", "[1]"]
+
+
+def test_stdio_answers_a_hostile_envelope_and_goes_on(hm_service, tmp_path):
+    """A lone-surrogate id, params nested past every JSON reader's depth, ids that are no string or integer, a bad
+    envelope around a readable id, and tools/call params of the wrong shape: each line is answered, naming its
+    problem, with the line's id when that is a valid one; the server answers the request after them all."""
+
+    def envelope(request_id: str, fields: str = '"jsonrpc":"2.0","method":"tools/list"') -> str:
+        return f'{{"id":{request_id},{fields}}}'
+
+    lines = [
+        envelope('"\\ud800"'),
+        envelope("1", '"jsonrpc":"2.0","method":"tools/list","params":' + "[" * 2000 + "]" * 2000),
+        envelope("10", '"jsonrpc":"2.0","method":"tools/list","params":{"deep":' + "[" * 600 + "]" * 600 + "}"),
+        *map(envelope, HOSTILE_IDS),
+        envelope("11", '"jsonrpc":"1.0","method":"tools/list"'),
+        envelope("12", '"method":"tools/list"'),
+        envelope("13", '"jsonrpc":"2.0","method":5'),
+        envelope("14", '"jsonrpc":"2.0","method":"tools/list","params":"x"'),
+        envelope("15", '"jsonrpc":"2.0","method":"tools/list","params":[]'),
+        call(16, "list_memories", [1, 2]),
+        envelope("17", '"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{}}'),
+        call(18, "list_memories", {}),
+    ]
+    answers = raw_answers(hm_service.settings, tmp_path, lines, last_id=18)
+    surrogate, too_deep, *bad_ids = [(a["error"]["code"], a["error"]["message"]) for a in answers if a["id"] is None]
+    assert surrogate == (-32700, SURROGATE_ERROR)
+    assert too_deep[0] == -32700 and "recursion limit exceeded" in too_deep[1]  # Python's reader fails too: no id
+    assert bad_ids == [(-32600, "Invalid Request: id: must be a string or an integer")] * len(HOSTILE_IDS)
+    by_id = {a["id"]: a for a in answers if a["id"] is not None}
+    assert by_id[10]["error"]["code"] == -32700 and "recursion limit exceeded" in by_id[10]["error"]["message"]
+    assert "surrogate" not in by_id[10]["error"]["message"]
+    assert {i: (by_id[i]["error"]["code"], by_id[i]["error"]["message"]) for i in range(11, 18)} == {
+        11: (-32600, "Invalid Request: jsonrpc: Input should be '2.0'"),
+        12: (-32600, "Invalid Request: jsonrpc: Field required"),
+        13: (-32600, "Invalid Request: method: Input should be a valid string"),
+        14: (-32600, "Invalid Request: params: Input should be an object"),
+        15: (-32600, "Invalid Request: params: Input should be an object"),
+        16: (-32602, "Invalid request parameters: arguments: Input should be a valid dictionary"),
+        17: (-32602, "Invalid request parameters: name: Field required"),
+    }
+    assert "memories" in by_id[18]["result"]["structuredContent"]  # the server went on answering
+
+
+def verdict(line: str) -> JSONRPCMessage | Exception:
+    """What the SDK's stdio reader makes of ``line``: the message, or the exception it raises."""
+    try:
+        return jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":' + "[" * 300 + "]" * 300 + "}}",
+         (1, -32700, "Parse error: recursion limit exceeded at line 1 column 251")),
+        ('{"jsonrpc":"2.0","id":2,"method":"x","params":{"\\udc00":1}}',  # a surrogate in a key
+         (2, -32700, SURROGATE_ERROR)),
+        ('{"jsonrpc":"2.0","id":"\\ud83d\\ude00","method":"x","params":{"a":' + "[" * 300 + "]" * 300 + "}}",
+         ("\U0001f600", -32700, "Parse error: recursion limit exceeded at line 1 column 264")),  # a pair is Unicode
+        ('{"jsonrpc":"2.0","id":9,"result":5}',  # a response's id is the server's own: not echoed
+         (None, -32600, "Invalid Request: result: Input should be an object")),
+        ('{"jsonrpc":"2.0","id":9}', (9, -32600, "Invalid Request: method: Field required")),
+        ('{"jsonrpc":"2.0","id":true,"method":5}',
+         (None, -32600, "Invalid Request: id: must be a string or an integer; method: Input should be a valid string")),
+        ("[]", (None, -32600, "Invalid Request: a message must be a JSON object (batches are not supported)")),
+    ],
+)  # fmt: skip
+def test_unreadable_line_error_names_what_is_wrong(line, expected):
+    error = unreadable_line_error(line, verdict(line))
+    assert error is not None
+    assert (error.id, error.error.code, error.error.message) == expected
+
+
+def test_unreadable_line_error_serves_a_readable_message():
+    for line in ('{"jsonrpc":"2.0","id":"","method":"x"}', '{"jsonrpc":"2.0","method":"notifications/initialized"}'):
+        assert unreadable_line_error(line, verdict(line)) is None
+
+
+def test_an_answer_that_cannot_be_built_is_logged_and_the_line_still_answered(caplog):
+    """Any failure while answering (here: no line left to match the verdict with) is logged; a line the SDK could not
+    read still gets -32600 with id null, one it read is served as read."""
+    error = _answer(deque(), verdict("[1]"))
+    assert error is not None and (error.id, error.error.code, error.error.message) == (None, -32600, "Invalid Request")
+    assert _answer(deque(), verdict('{"jsonrpc":"2.0","method":"notifications/initialized"}')) is None
+    assert [r.getMessage() for r in caplog.records] == ["could not answer stdin line ''"] * 2
 
 
 # --- streamable HTTP with tenant keys ---------------------------------------------------------------

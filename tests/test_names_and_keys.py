@@ -134,7 +134,7 @@ def test_an_identifier_edged_with_a_braille_blank_or_holding_an_annotation_mark_
 
 
 def test_ids_alike_to_the_eye_are_one_turn_one_session_and_a_resend_is_skipped(hm_service):
-    """"A1", then "Ａ１" and "A1\\u200d" resent: one turn, still "A1" (the first spelling), nothing rebuilt; sessions
+    """Message "A1", then "Ａ１" and "A1\\u200d" resent: one turn, still "A1" (the first spelling), nothing rebuilt; sessions
     "s1" and "ｓ１" in one batch or two are one session, with one finished marker, so a resend skips it."""
     memory, when = "alike-ids", datetime(2024, 1, 1, 9)
     first = [Message("A1", "Ana", "I adopted a grey cat.", when, "s1"),

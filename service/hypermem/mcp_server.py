@@ -14,14 +14,23 @@ JSON API (``Authorization: Bearer hmk_...``, checked by ``hypermem.records.keys`
 request with 401, and gives a tenant only its own memories (another tenant's memory is "not
 found", as in the JSON API). A tool's bad input fails the call with a message naming the field
 (``field: problem``), an argument the tool does not take too; reading the topics of an unknown
-memory fails with "no memory ...".
+memory fails with "no memory ...". Request params the SDK refuses (``tools/call`` ``arguments`` that are
+no object, no ``name``) fail with -32602 naming the field (``name_invalid_params``); on stdio every line
+gets an answer, a line that is no JSON-RPC message a -32700 or -32600 naming its problem
+(``unreadable_line_error``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import re
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.metadata import version
-from typing import Annotated, Any, cast
+from typing import IO, Annotated, Any, cast
 
 import anyio
 import anyio.to_thread
@@ -29,11 +38,26 @@ from marshmallow import ValidationError
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp.types import INVALID_REQUEST, PARSE_ERROR, CallToolResult, ErrorData, InputRequiredResult, JSONRPCError
+from mcp.types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    InputRequiredResult,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+)
 from pydantic import AnyHttpUrl, Field
 from pydantic import ValidationError as ArgumentsError
 
@@ -54,6 +78,9 @@ INSTRUCTIONS = (
     "ingest_messages to remember new dialogue; list_topics and person_timeline to browse."
 )
 MCP_PATH = "/mcp"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+logger = logging.getLogger(__name__)
 
 
 def _field_problems(errors: object, path: str = "") -> str:
@@ -69,27 +96,88 @@ def _field_problems(errors: object, path: str = "") -> str:
     return f"{path}: {errors}"
 
 
-def unreadable_line_error(error: Exception) -> JSONRPCError:
-    """The JSON-RPC error answering a stdin line the SDK could not read as a message (``error``, its exception):
-    -32700 for a line that is no JSON, or whose JSON holds an unpaired surrogate escape (``"\\ud800"``: no Unicode
-    text), with the line's ``id`` when one can be read from it; -32600 for JSON that is no JSON-RPC message (id null:
-    the SDK keeps only the error, not the line)."""
-    problem = next(iter(error.errors()), None) if isinstance(error, ArgumentsError) else None
-    if problem is None or problem["type"] != "json_invalid":
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST, message="Invalid Request"))
+def unreadable_line_error(line: str, verdict: JSONRPCMessage | Exception) -> JSONRPCError | None:
+    """The JSON-RPC error answering stdin line ``line``, given the SDK reader's ``verdict`` on it (the message it read,
+    or the exception it raised), or None for a line the SDK serves as it read it:
+
+    - -32700 ``Parse error: ...`` for a line that is no JSON, in the JSON parser's words (``key must be a string``,
+      ``recursion limit exceeded``), or whose JSON holds an unpaired surrogate escape (``"\\ud800"``: no Unicode text);
+    - -32600 ``Invalid Request: field: problem; ...`` for JSON that is no JSON-RPC message: no object (a batch too),
+      ``jsonrpc`` not "2.0", a ``method`` that is no string, ``params`` that are no object, or an ``id`` that is no
+      string or integer (``id: must be a string or an integer``; the SDK reads such a request as a notification and
+      would drop it unanswered).
+
+    The error carries the line's ``id`` when it is a valid one (an integer, or a string of valid Unicode) and the line
+    is no response (one with a ``result`` or an ``error`` and no ``method``), else null.
+    """
+    if not isinstance(verdict, Exception | JSONRPCNotification):
+        return None
+    found = _python_json(line)
+    message = found if isinstance(found, dict) else {}
+    request_id = message.get("id")
+    valid_id = type(request_id) is int or (isinstance(request_id, str) and not _SURROGATE.search(request_id))
+    # a response's id is the server's own: echoed, it could pass for the answer to the client's request of that id
+    reply_id = request_id if valid_id and ("method" in message or not {"result", "error"} & message.keys()) else None
+    problems = ["id: must be a string or an integer"] if "id" in message and not valid_id else []
+    if isinstance(verdict, JSONRPCNotification):
+        return _error(None, INVALID_REQUEST, f"Invalid Request: {problems[0]}") if problems else None
+    first = verdict.errors()[0] if isinstance(verdict, ArgumentsError) and verdict.error_count() else None
+    if first is not None and first["type"] == "json_invalid":
+        if _holds_surrogate(found):
+            text = "a string holds an unpaired surrogate escape (text must be valid Unicode)"
+        else:
+            text = first.get("ctx", {}).get("error", "not JSON")
+        return _error(reply_id, PARSE_ERROR, f"Parse error: {text}")
+    if not isinstance(found, dict):
+        problems = ["a message must be a JSON object (batches are not supported)"]
+    elif isinstance(verdict, ArgumentsError):
+        problems += _envelope_problems(message, verdict)
+    return _error(reply_id, INVALID_REQUEST, "Invalid Request" + (f": {'; '.join(problems)}" if problems else ""))
+
+
+def _error(request_id: RequestId | None, code: int, message: str) -> JSONRPCError:
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
+
+
+def _python_json(line: str) -> object:
+    """``line`` read by Python's JSON reader, which takes lone surrogates (so the id of such a line is read); None
+    when it cannot read it either (no JSON, nested past Python's recursion limit, an integer of over 4300 digits)."""
     try:
-        found = json.loads(problem["input"])  # Python's reader takes lone surrogates, so the id of such a line is read
-    except (ValueError, TypeError):
-        found = None
-    request_id = found.get("id") if isinstance(found, dict) else None
-    if found is not None:
-        message = "Parse error: a string holds an unpaired surrogate escape (text must be valid Unicode)"
+        return json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _holds_surrogate(value: object) -> bool:
+    """Whether a string of the JSON ``value`` (a key too) holds a lone surrogate; walks without recursion, so any
+    depth Python's JSON reader returns is safe."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending += [*item, *item.values()]
+        elif isinstance(item, list):
+            pending += item
+        elif isinstance(item, str) and _SURROGATE.search(item):
+            return True
+    return False
+
+
+def _envelope_problems(message: dict, error: ArgumentsError) -> list[str]:
+    """The SDK's complaints (``field: problem``) about the kind of JSON-RPC message ``message`` means to be (a
+    request when it has a ``method`` and an ``id``, a notification with a ``method`` only, else an error or a
+    response); the ``id`` is left out, ``unreadable_line_error`` names its problem itself."""
+    kind: type
+    if "method" in message:
+        kind = JSONRPCRequest if "id" in message else JSONRPCNotification
     else:
-        message = f"Parse error: {problem.get('ctx', {}).get('error', 'not JSON')}"
-    valid_id = type(request_id) is int or isinstance(request_id, str)
-    return JSONRPCError(
-        jsonrpc="2.0", id=request_id if valid_id else None, error=ErrorData(code=PARSE_ERROR, message=message)
+        kind = JSONRPCError if "error" in message else JSONRPCResponse if "result" in message else JSONRPCRequest
+    problems = (
+        f"{_field_path(e['loc'][1:])}: {e['msg']}"
+        for e in error.errors()
+        if e["loc"][:1] == (kind.__name__,) and e["loc"][1:2] != ("id",)
     )
+    return list(dict.fromkeys(problems))
 
 
 def _field_step(path: str, key: object) -> str:
@@ -105,6 +193,70 @@ def _field_path(loc: tuple) -> str:
     for part in loc:
         path = _field_step(path, part)
     return path
+
+
+async def name_invalid_params(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: a request whose params the SDK refuses (a pydantic ``ValidationError``, which the SDK answers
+    with a bare -32602 "Invalid request parameters") fails with -32602 naming each field (``MCPError``):
+    ``Invalid request parameters: arguments: Input should be a valid dictionary; name: Field required``."""
+    try:
+        return await call_next(ctx)
+    except ArgumentsError as exc:
+        problems = (
+            f"{_field_path(e['loc'][1:] if e['loc'][:1] == ('params',) else e['loc'])}: {e['msg']}"
+            for e in exc.errors()
+        )
+        raise MCPError(INVALID_PARAMS, f"Invalid request parameters: {'; '.join(dict.fromkeys(problems))}") from exc
+
+
+class _WireLines(anyio.AsyncFile[str]):
+    """stdin's text as the SDK's stdio reader reads it, each line kept in ``lines`` until taken: the reader hands on
+    one verdict per line (the message, or the exception), in order, but not the line itself."""
+
+    def __init__(self, text: IO[str]):
+        super().__init__(text)
+        self.lines: deque[str] = deque()
+
+    async def readline(self) -> str:
+        """The next line (kept in ``lines`` too); "" at the end of stdin."""
+        line = await super().readline()
+        if line:
+            self.lines.append(line)
+        return line
+
+
+@contextmanager
+def _stdin_wire() -> Iterator[_WireLines]:
+    """stdin as ``_WireLines`` over a duplicate of fd 0 while fd 0 itself reads the null device (as the SDK diverts
+    it: a handler or child that reads stdin gets EOF, not a client's line); fd 0 is the wire again on exit.
+
+    The duplicate stays open: a worker thread may still be blocked reading it after the transport exits.
+    """
+    wire = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    try:
+        yield _WireLines(open(wire, encoding="utf-8", errors="replace", closefd=False))  # noqa: SIM115
+    finally:
+        os.dup2(wire, 0)
+
+
+def _answer(lines: deque[str], verdict: JSONRPCMessage | Exception) -> JSONRPCError | None:
+    """``unreadable_line_error`` for the SDK reader's ``verdict`` on the first of ``lines`` (taken from it), checked
+    to serialize as the stdout writer will (a failure there would stop the writer). Should that fail in any way, the
+    failure is logged and a line the SDK could not read gets -32600 "Invalid Request" with id null all the same (one
+    it read is served as read)."""
+    line = ""
+    try:
+        line = lines.popleft()
+        error = unreadable_line_error(line, verdict)
+        if error is not None:
+            error.model_dump_json(by_alias=True, exclude_unset=True)
+        return error
+    except Exception:
+        logger.exception("could not answer stdin line %.200r", line)
+        return _error(None, INVALID_REQUEST, "Invalid Request") if isinstance(verdict, Exception) else None
 
 
 class TenantKeyVerifier:
@@ -154,24 +306,26 @@ class HypermemServer(MCPServer):
             raise ToolError(f"Error executing tool {name}: {problems}") from cause
 
     async def run_stdio_async(self) -> None:
-        """``MCPServer.run_stdio_async``, except that a stdin line that is no JSON-RPC message is answered with a
-        JSON-RPC error (``unreadable_line_error``): the SDK drops such a line, and a client waiting for its id would
-        wait forever."""
-        async with stdio_server() as (read_stream, write_stream):
-            readable_writer, readable = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        """``MCPServer.run_stdio_async``, except that a stdin line that is no JSON-RPC message, or a request whose
+        ``id`` is no string or integer, is answered with a JSON-RPC error (``unreadable_line_error``): the SDK drops
+        such a line, and a client waiting for its answer would wait forever."""
+        with _stdin_wire() as wire:
+            async with stdio_server(stdin=wire) as (read_stream, write_stream):
+                readable_writer, readable = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
-            async def answer_unreadable() -> None:
-                async with readable_writer:
-                    async for item in read_stream:
-                        if isinstance(item, Exception):
-                            await write_stream.send(SessionMessage(unreadable_line_error(item)))
-                        else:
-                            await readable_writer.send(item)
+                async def answer_unreadable() -> None:
+                    async with readable_writer:
+                        async for item in read_stream:
+                            error = _answer(wire.lines, item if isinstance(item, Exception) else item.message)
+                            if error is not None:
+                                await write_stream.send(SessionMessage(error))
+                            elif isinstance(item, SessionMessage):
+                                await readable_writer.send(item)
 
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(answer_unreadable)
-                lowlevel = self._lowlevel_server
-                await lowlevel.run(readable, write_stream, lowlevel.create_initialization_options())
+                async with anyio.create_task_group() as tasks:
+                    tasks.start_soon(answer_unreadable)
+                    lowlevel = self._lowlevel_server
+                    await lowlevel.run(readable, write_stream, lowlevel.create_initialization_options())
 
 
 class HypermemTools:
@@ -366,7 +520,9 @@ def build_server(service: MemoryService, *, http_url: str | None = None) -> tupl
                 validate_token_resource=False,
             ),
         }
-    server = HypermemServer("hypermem", instructions=INSTRUCTIONS, version=version("hypermem"), **options)
+    server = HypermemServer(
+        "hypermem", instructions=INSTRUCTIONS, version=version("hypermem"), middleware=[name_invalid_params], **options
+    )
     for tool in (tools.list_memories, tools.ingest_messages, tools.query_memory, tools.explain_query,
                  tools.list_topics, tools.person_timeline):  # fmt: skip
         server.tool()(tool)
