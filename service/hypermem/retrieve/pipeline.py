@@ -179,8 +179,8 @@ class Retriever:
         """Evidence for ``text`` in ``memory_id``. Raises ``QueryError`` for an empty/oversized query or bad override.
         ``text`` is searched in Unicode NFC, as turns are stored (``ingest.turns.turn_text``): "cre\u0302perie" finds
         "crêperie" by its words too, not only by its vector."""
+        cfg = self._config(text, overrides)  # refuses what is no query (None, blank, too long) naming the field
         text = unicodedata.normalize("NFC", text)
-        cfg = self._config(text, overrides)
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
