@@ -210,9 +210,9 @@ def test_control_characters_in_an_error_are_escaped(cli_env, tmp_path):
     [
         ("speaker", "Nadia\x1b[31m", "speaker", "must not contain control characters (tabs and line breaks included)"),
         # "D1:1 " would be another turn than "D1:1"
-        ("dia_id", "D1:1 ", "dia_id", "must not start or end with whitespace"),
+        ("dia_id", "D1:1 ", "dia_id", "must not start or end with whitespace (or a braille blank)"),
         ("blip_caption", "a cat\x00", "blip_caption", "contains a NUL character"),
-        ("speaker", " Nadia", "speaker", "must not start or end with whitespace"),
+        ("speaker", " Nadia", "speaker", "must not start or end with whitespace (or a braille blank)"),
     ],
 )
 def test_a_bad_speaker_or_dia_id_is_refused_naming_the_field(
@@ -510,3 +510,142 @@ def test_the_path_column_says_which_question_a_reply_follows():
     assert _path_text([*question, PathStep("turn", "m/turn/D15:25", dia_id="D15:25")]) == "fused(0.050, exact match)"
     reply = PathStep("turn", "m/turn/D15:26", dia_id="D15:26", reply_to="D15:25")
     assert _path_text([*question, reply]) == "fused(0.050, exact match) -> reply to D15:25"
+
+
+def test_a_console_that_cannot_encode_the_text_gets_escapes_not_a_traceback(hm_settings, hm_ingested):
+    """PYTHONIOENCODING=ascii: the question's ü and 中 are printed as ``\\xfc`` and ``\\u4e2d`` (``run`` sets stdout
+    and stderr to backslashreplace), where rich raised UnicodeEncodeError."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, **engine_env(hm_settings), "PYTHONIOENCODING": "ascii", "HYPERMEM_LLM_BASE_URL": ""}
+    done = subprocess.run([sys.executable, "-m", "hypermem.cli", "query", "-m", "testconv", "Zürich puppy 中?"],
+                          capture_output=True, env=env, timeout=300)  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, b""), done.stderr.decode(errors="replace")
+    assert done.stdout.startswith(b"Z\\xfcrich puppy \\u4e2d?  (")
+    assert done.stdout.isascii()
+
+
+@pytest.mark.parametrize(
+    ("command", "usage"),
+    [
+        ("query", "query [OPTIONS] QUESTION"),
+        ("ingest locomo", "ingest locomo [OPTIONS] PATH"),
+        ("demo", "demo [OPTIONS] [PATH]"),
+        ("delete", "delete [OPTIONS] MEMORY"),
+        ("eval locomo", "eval locomo [OPTIONS] PATH"),
+        ("eval cv", "eval cv [OPTIONS] PATH"),
+        ("eval fit-ranker", "eval fit-ranker [OPTIONS] PATH"),
+    ],
+)
+def test_usage_lines_name_the_arguments_as_usage_lines_do(cli_env, command, usage):
+    """``QUESTION``, ``[PATH]``: not typer's ``{QUESTION}`` or a lower-case ``{path}``."""
+    shown = run(*command.split(), "--help").output
+    assert f"Usage: root {usage}\n" in shown.replace(" \n", "\n").lstrip(), shown
+    missing = run(*command.split()) if command != "demo" else None
+    if missing is not None:
+        assert f"Missing argument '{usage.rsplit(' ', 1)[1]}'" in missing.output
+
+
+def test_ctrl_c_after_a_finished_ingest_is_reported_exits_0(tmp_path):
+    """A Ctrl-C while the CLI stops the embedded FalkorDB after the report (seconds: it flushes its log) does not
+    turn the complete ingest into exit 130; the next command finds the memory whole."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from hypermem.cli import _sample_path
+
+    env = {**os.environ, "HYPERMEM_STORE": f"falkordb://{tmp_path / 'db'}", "HYPERMEM_LLM_BASE_URL": ""}
+    ingest = subprocess.Popen([sys.executable, "-m", "hypermem.cli", "ingest", "locomo", _sample_path()],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    assert ingest.stdout is not None
+    shown = [line for line in ingest.stdout if not line.startswith("LLM:")]  # the report's last line
+    ingest.send_signal(signal.SIGINT)
+    assert (ingest.wait(timeout=120), ingest.stderr.read()) == (0, "")  # type: ignore[union-attr]
+    assert any(line.startswith("sample-1\t24\t") for line in shown), shown
+    listed = subprocess.run([sys.executable, "-m", "hypermem.cli", "memories"], capture_output=True, text=True,
+                            env=env, timeout=120)  # fmt: skip
+    assert "sample-1\t24\t6\t" in listed.stdout, listed.stdout + listed.stderr
+
+
+def test_a_command_leaves_the_ctrl_c_handler_as_it_found_it(cli_env, tmp_path, hm_testconv_file):
+    """The ingest ignores Ctrl-C once its work is done, until its store is closed: not after it returns."""
+    import signal
+
+    cli_env(tmp_path / "db")
+    before = signal.getsignal(signal.SIGINT)
+    assert run("ingest", "locomo", str(hm_testconv_file)).exit_code == 0
+    assert signal.getsignal(signal.SIGINT) is before is not signal.SIG_IGN
+
+
+def _with_bad_turns(tmp_path, record: dict, bad: dict[tuple[int, int], dict]) -> Path:
+    """``record`` as a LoCoMo file, with turn ``index`` of ``session_N`` replaced by ``bad[(N, index)]``."""
+    for (session, index), turn in bad.items():
+        record["conversation"][f"session_{session}"][index] = turn
+    path = tmp_path / "bad-turns.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    return path
+
+
+def test_ingest_names_every_bad_turn_of_the_file(tmp_path):
+    """Three turns the ingest refuses (as the HTTP API lists them all): three lines, each naming its LoCoMo field."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import make_testconv_record
+
+    record = make_testconv_record("three-bad")
+    turns = {(n, i): dict(record["conversation"][f"session_{n}"][i]) for n, i in ((1, 1), (2, 0), (3, 4))}
+    turns[1, 1]["speaker"] = " "
+    turns[2, 0]["text"] = "a NUL \x00 here"
+    turns[3, 4]["dia_id"] = "a/b"
+    path = _with_bad_turns(tmp_path, record, turns)
+    env = {**os.environ, "HYPERMEM_STORE": f"falkordb://{tmp_path / 'db'}", "HYPERMEM_LLM_BASE_URL": ""}
+    done = subprocess.run([sys.executable, "-m", "hypermem.cli", "ingest", "locomo", str(path)], capture_output=True,
+                          text=True, env=env, timeout=300)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "error: three-bad.session_1[1].speaker: missing or empty",
+        "error: three-bad.session_2[0].text: contains a NUL character",
+        "error: three-bad.session_3[4].dia_id: must not contain '/'",
+    ]
+
+
+def test_a_file_with_many_bad_turns_names_the_first_20_then_how_many_more(cli_env, tmp_path):
+    from conftest import make_testconv_record
+
+    from hypermem.cli import SHOWN_PROBLEMS
+
+    cli_env(tmp_path / "db")
+    record = make_testconv_record("many-bad")
+    bad = {(2, i): {"dia_id": f"D2:{i + 1}", "speaker": "Omar"} for i in range(12)}  # no text
+    bad |= {(n, i): "not a turn" for n in (1, 3) for i in range(5)}
+    result = run("ingest", "locomo", str(_with_bad_turns(tmp_path, record, bad)))
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == SHOWN_PROBLEMS + 1 == 21
+    assert lines[0] == "error: many-bad.session_1[0]: expected an object (a turn), got str"
+    assert lines[5] == "error: many-bad.session_2[0].text: missing or not a string"
+    assert lines[-1] == "error: and 2 more (22 problems)"
+
+
+def test_query_warns_of_an_unfinished_memory_before_its_result(cli_env, tmp_path, hm_testconv_file):
+    """Turns of sessions no ingest finished (Ctrl-C before the sessions were marked): the warning comes first, so a
+    reader that stops early (``| head``) still sees it; doctor names the memory the same way."""
+    from hypermem.store import open_store
+
+    cli_env(tmp_path / "db")
+    assert run("ingest", "locomo", str(hm_testconv_file)).exit_code == 0
+    with open_store(Settings()) as store:
+        store.run_cypher("MATCH (s:IngestState {memory_id: 'testconv'}) DELETE s")
+        store.run_cypher("MATCH (e:Episode {memory_id: 'testconv'}) DETACH DELETE e")
+    asked = run("query", "-m", "testconv", "When did Nadia run the half marathon?")
+    assert asked.exit_code == 0, asked.output
+    warning = "warning: testconv has 3 of its 3 stored sessions unfinished (an ingest or `hypermem reindex`"
+    assert asked.output.startswith(warning), asked.output
+    assert "D1:1" in asked.stdout  # and answered
+    assert "unfinished memories\ttestconv (3 of its 3 stored sessions unfinished)" in run("doctor").output

@@ -337,3 +337,25 @@ def test_locomo_json_nested_past_the_recursion_limit_is_a_format_error(tmp_path)
     path.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(LocomoFormatError, match="nested too deeply"):
         load_locomo(str(path))
+
+
+def test_locomo_names_every_bad_turn_and_session_of_every_conversation(tmp_path):
+    """Not only the first: each problem names its field path, the message the first and how many more."""
+    first, second = make_testconv_record("first"), make_testconv_record("second")
+    first["conversation"]["session_1"][1]["speaker"] = 5
+    del first["conversation"]["session_2"][0]["text"]
+    first["conversation"]["session_3_date_time"] = "someday"
+    first["conversation"]["session_3"][2] = "not a turn"
+    second["conversation"]["session_2"][3]["dia_id"] = "D1:1"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps([first, second]))
+    with pytest.raises(LocomoFormatError) as caught:
+        load_locomo(path)
+    assert caught.value.problems == [
+        "first.session_1[1].speaker: missing or not a string",
+        "first.session_2[0].text: missing or not a string",
+        "first.session_3_date_time: cannot parse date 'someday'",
+        "first.session_3[2]: expected an object (a turn), got str",
+        "second.session_2[3].dia_id: 'D1:1' is also second.session_1[0].dia_id",
+    ]
+    assert str(caught.value) == "first.session_1[1].speaker: missing or not a string (and 4 more)"

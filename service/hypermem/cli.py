@@ -1,39 +1,68 @@
 """The ``hypermem`` command line: ingest, query, eval, serve, doctor.
 
 Everything printed for reading (tables, context, errors) shows control characters as ``\\xNN``
-(``hypermem.text.visible``); ``--json`` output is exact JSON.
+(``hypermem.text.visible``); ``--json`` output is exact JSON. A character the console's encoding cannot hold
+(``PYTHONIOENCODING=ascii``, a C locale) is printed as an escape (``\\xfc``), never an error (``run``).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import re
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
+from typer.core import TyperCommand
 
 from hypermem.retrieve.config import SEARCH_FIELDS
 from hypermem.text import abbreviated, visible
 
 if TYPE_CHECKING:
     from hypermem.retrieve.result import QueryResult
+    from hypermem.service import MemoryService
 
-app = typer.Typer(help="hypermem: a hypergraph memory for long-term conversational agents.", no_args_is_help=True)
-ingest_app = typer.Typer(help="Ingest conversations into memory.", no_args_is_help=True)
-eval_app = typer.Typer(help="Measure retrieval quality.", no_args_is_help=True)
+
+class _Command(TyperCommand):
+    """A command whose usage line names a required argument as usage lines do (``query [OPTIONS] QUESTION``), not
+    in typer's braces (``{QUESTION}``)."""
+
+    def collect_usage_pieces(self, ctx) -> list[str]:
+        return [re.sub(r"^\{(.+)\}$", r"\1", piece) for piece in super().collect_usage_pieces(ctx)]
+
+
+class _Typer(typer.Typer):
+    """``typer.Typer`` whose commands are ``_Command``s."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("cls", _Command)
+        return super().command(*args, **kwargs)
+
+
+app = _Typer(help="hypermem: a hypergraph memory for long-term conversational agents.", no_args_is_help=True)
+ingest_app = _Typer(help="Ingest conversations into memory.", no_args_is_help=True)
+eval_app = _Typer(help="Measure retrieval quality.", no_args_is_help=True)
 app.add_typer(ingest_app, name="ingest")
 app.add_typer(eval_app, name="eval")
 
 
 def run() -> None:
-    """Console entry point: known user errors print one line naming the field and exit 2, without a traceback.
+    """Console entry point: known user errors print a line naming the field (one per problem: ``_echo_error``) and
+    exit 2, without a traceback.
 
-    A reader that closes stdout early (``hypermem query … | head -1``) ends the command quietly with 0.
+    A reader that closes stdout early (``hypermem query … | head -1``) ends the command quietly with 0. stdout and
+    stderr write a character their encoding cannot hold as an escape (``\\xfc``, ``\\u4e2d``), not an error.
     """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     stdout, was_devnull = sys.stdout, _is_devnull(1)
     try:
         try:
@@ -95,11 +124,32 @@ def _run_app() -> None:
     try:
         app()
     except (IngestInputError, LocomoFormatError, QueryError, StoreError, EmbeddingModelError, OSError) as exc:
-        typer.echo(visible(f"error: {exc}", one_line=True), err=True)
+        _echo_error(exc)
         raise SystemExit(2) from None
     except ValidationError as exc:
         typer.echo(visible(f"error: bad setting: {setting_problems(exc)}", one_line=True), err=True)
         raise SystemExit(2) from None
+
+
+SHOWN_PROBLEMS = 20  # an input error with more problems shows this many, then how many more
+
+
+def _echo_error(exc: Exception) -> None:
+    """``error: …`` on stderr, one line (control characters escaped) per problem of an input error that lists them
+    (``IngestInputError``, ``LocomoFormatError``: the first ``SHOWN_PROBLEMS``, then how many more)."""
+    from hypermem.ingest.locomo import LocomoFormatError
+    from hypermem.ingest.turns import IngestInputError
+
+    if isinstance(exc, IngestInputError):
+        problems = [f"{field}: {problem}" for field, problem in exc.problems]
+    elif isinstance(exc, LocomoFormatError):
+        problems = exc.problems
+    else:
+        problems = [str(exc)]
+    for problem in problems[:SHOWN_PROBLEMS]:
+        typer.echo(visible(f"error: {problem}", one_line=True), err=True)
+    if len(problems) > SHOWN_PROBLEMS:
+        typer.echo(f"error: and {len(problems) - SHOWN_PROBLEMS} more ({len(problems)} problems)", err=True)
 
 
 _SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -148,9 +198,15 @@ def _sample_path() -> str:
     return str(resources.files("hypermem.samples").joinpath("sample-conversation.json"))
 
 
-def _open_service(llm: bool | None, *, existing: bool = False):
-    """A MemoryService from the environment's settings; exits 2 with a message when ``--llm`` has no LLM, and with
-    ``existing`` (a command that only reads or deletes) when the embedded store's directory does not exist."""
+@contextmanager
+def _open_service(llm: bool | None, *, existing: bool = False) -> Iterator[MemoryService]:
+    """``with _open_service(llm) as svc:`` a MemoryService from the environment's settings; exits 2 with a message
+    when ``--llm`` has no LLM, and with ``existing`` (a command that only reads or deletes) when the embedded store's
+    directory does not exist.
+
+    From the block's end, or from where it calls ``_work_done`` (its work complete, before it reports it), Ctrl-C is
+    ignored until the service is closed; then the handler it found is back. A block that fails or is interrupted
+    closes the service as usual."""
     from hypermem.config import Settings
     from hypermem.service import MemoryService
     from hypermem.store import check_store_exists
@@ -161,7 +217,25 @@ def _open_service(llm: bool | None, *, existing: bool = False):
         raise typer.Exit(2)
     if existing:
         check_store_exists(settings.store)
-    return MemoryService.open(settings, use_llm=llm)
+    previous = signal.getsignal(signal.SIGINT)
+    service = MemoryService.open(settings, use_llm=llm)
+    try:
+        try:
+            yield service
+        except BaseException:
+            service.close()
+            raise
+        _work_done()
+        service.close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _work_done() -> None:
+    """The command's work is complete: Ctrl-C is ignored until its ``_open_service`` block ends. What is left is
+    its report and the cleanup (stopping the embedded FalkorDB, which flushes its log: seconds): an interrupt there
+    would only cut the cleanup short and turn a finished job into a failure (exit 130)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _confirmed(question: str) -> bool:
@@ -211,7 +285,7 @@ def _load_locomo(path: str, conversations: list[str] | None) -> list:
     try:
         return load_locomo(path, list(dict.fromkeys(conversations)) if conversations else None)
     except (OSError, LocomoFormatError) as exc:
-        typer.echo(visible(f"error: {exc}", one_line=True), err=True)
+        _echo_error(exc)
         raise typer.Exit(2) from exc
 
 
@@ -224,11 +298,14 @@ def _ingest_locomo(svc, convs: list, console) -> list:
     from hypermem.ingest.pipeline import check_input
     from hypermem.ingest.turns import IngestInputError
 
-    for conv in convs:  # every conversation is checked before any is stored: a bad file stores nothing
+    problems = []  # every conversation is checked before any is stored: a bad file stores nothing
+    for conv in convs:
         try:
             check_input(conv.sample_id, conv.messages, svc.settings.max_message_chars)
         except IngestInputError as exc:
-            raise IngestInputError(locomo_field(conv, exc.field), exc.problem) from None
+            problems += [(locomo_field(conv, field), problem) for field, problem in exc.problems]
+    if problems:
+        raise IngestInputError(*problems[0], problems)
     reports = []
     columns = [
         TextColumn("{task.description}"),
@@ -307,7 +384,7 @@ def _print_result(result: QueryResult, as_json: bool) -> None:
 
 @ingest_app.command("locomo")
 def ingest_locomo(
-    path: str = typer.Argument(..., help="A LoCoMo-format JSON file."),
+    path: str = typer.Argument(..., metavar="PATH", help="A LoCoMo-format JSON file."),
     conversation: list[str] = typer.Option(
         None, "--conversation", "-c", metavar="SAMPLE_ID", help="A sample_id to ingest (repeatable; default all)."
     ),
@@ -327,6 +404,7 @@ def ingest_locomo(
     convs = _load_locomo(path, conversation)
     with _open_service(llm) as svc:
         reports = _ingest_locomo(svc, convs, console)
+        _work_done()  # before the report: once it is shown, a Ctrl-C cannot make the ingest look failed
         if as_json:
             typer.echo(json.dumps([asdict(r) for r in reports], indent=2))
         else:
@@ -354,12 +432,18 @@ def query(
     turn_budget: int = _search_option("turn_budget"),
 ) -> None:
     """Retrieve explained evidence for a question from one memory."""
+    from hypermem.reindex import unfinished_memories
     from hypermem.retrieve.pipeline import QueryError
     from hypermem.service import UnknownMemory
 
     overrides = {k: v for k, v in {"stopping": stopping, "turn_budget": turn_budget}.items() if v is not None}
     with _open_service(None, existing=True) as svc:
         _known_memory(svc, memory, "--memory")
+        # before the result: seen even when its reader stops early (``| head``), as ``hypermem doctor`` would say it
+        for unfinished in (m for m in unfinished_memories(svc.store) if m.memory_id == memory):
+            typer.echo(f"warning: {visible(memory, one_line=True)} has {_unfinished_sessions(unfinished)} (an ingest or "
+                       "`hypermem reindex` was interrupted): their turns are searched without episodes and facts; "
+                       "ingest the conversation again, or run `hypermem reindex`", err=True)  # fmt: skip
         try:
             result = svc.query(memory, text, **overrides)
         except QueryError as exc:
@@ -370,12 +454,6 @@ def query(
         except UnknownMemory as exc:  # an owner and a queued job, no dialogue yet
             raise _refused("--memory", f"memory {abbreviated(memory)!r} holds no dialogue yet") from exc
         _print_result(result, as_json)
-        from hypermem.reindex import unfinished_memories
-
-        for unfinished in (m for m in unfinished_memories(svc.store) if m.memory_id == memory):
-            typer.echo(f"warning: {visible(memory, one_line=True)} has {_unfinished_sessions(unfinished)} (an ingest or "
-                       "`hypermem reindex` was interrupted): their turns are searched without episodes and facts; "
-                       "ingest the conversation again, or run `hypermem reindex`", err=True)  # fmt: skip
 
 
 def _unfinished_sessions(memory) -> str:
@@ -385,7 +463,9 @@ def _unfinished_sessions(memory) -> str:
 
 @app.command()
 def demo(
-    path: str = typer.Argument(None, help="LoCoMo-format JSON (default: the bundled sample conversation)."),
+    path: str = typer.Argument(
+        None, metavar="PATH", help="LoCoMo-format JSON (default: the bundled sample conversation)."
+    ),
     conversation: list[str] = typer.Option(
         None, "--conversation", "-c", metavar="SAMPLE_ID", help="A sample_id (repeatable)."
     ),
@@ -412,12 +492,14 @@ def demo(
     with _open_service(None) as svc:
         reports = _ingest_locomo(svc, convs, console)
         _print_reports(svc, reports, console)
-        _print_result(svc.query(reports[0].memory_id, question), as_json)  # the first conversation asked for
+        result = svc.query(reports[0].memory_id, question)  # the first conversation asked for
+        _work_done()
+        _print_result(result, as_json)
 
 
 @eval_app.command("locomo")
 def eval_locomo(
-    path: str = typer.Argument(..., help="A LoCoMo JSON file."),
+    path: str = typer.Argument(..., metavar="PATH", help="A LoCoMo JSON file."),
     conversation: list[str] = typer.Option(
         None, "--conversation", "-c", metavar="SAMPLE_ID", help="A sample_id to run (repeatable; default all)."
     ),
@@ -522,7 +604,7 @@ def _labelled_questions(path: str, conversations: list) -> list:
 
 @eval_app.command("cv")
 def eval_cv(
-    path: str = typer.Argument(..., help="A LoCoMo JSON file."),
+    path: str = typer.Argument(..., metavar="PATH", help="A LoCoMo JSON file."),
     folds: int = typer.Option(
         0, "--folds", min=0, help="Number of folds (default: one per conversation, leave one out)."
     ),
@@ -574,7 +656,7 @@ def eval_cv(
 @eval_app.command("fit-ranker")
 def eval_fit_ranker(
     path: str = typer.Argument(
-        ..., help="A LoCoMo-format JSON file: conversations and questions with evidence dia_ids."
+        ..., metavar="PATH", help="A LoCoMo-format JSON file: conversations and questions with evidence dia_ids."
     ),
     out: str = typer.Option(..., "--out", help="The weights file to write (JSON)."),
 ) -> None:
@@ -755,7 +837,7 @@ def memories(
 
 @app.command()
 def delete(
-    memory: str = typer.Argument(..., help="The memory_id to delete."),
+    memory: str = typer.Argument(..., metavar="MEMORY", help="The memory_id to delete."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
 ) -> None:
     """Delete one memory: its dialogue, hypergraph, vocabulary and records. Other memories are untouched.

@@ -27,7 +27,12 @@ _YEAR = re.compile(r"(?<!\d)\d{4}(?!\d)")
 
 
 class LocomoFormatError(HypermemError, ValueError):
-    """The file is not LoCoMo-shaped; the message names the offending field."""
+    """The file is not LoCoMo-shaped. ``problems`` lists every problem found, each naming its field
+    (``"conv-26.session_2[3].speaker: missing or not a string"``); the message is the first (and how many more)."""
+
+    def __init__(self, problem: str, *more: str):
+        self.problems = [problem, *more]
+        super().__init__(problem + (f" (and {len(more)} more)" if more else ""))
 
 
 def parse_session_date(value: str, where: str) -> datetime:
@@ -55,8 +60,8 @@ def parse_session_date(value: str, where: str) -> datetime:
 def conversation_from_record(record: dict) -> Conversation:
     """One LoCoMo record (``{"sample_id", "conversation": {...}, ...}``) as a Conversation.
 
-    Raises ``LocomoFormatError`` naming the field; a record with no turn at all is refused (it would
-    be reported ingested and leave no memory)."""
+    Raises ``LocomoFormatError`` naming the field, with every bad session and turn of the record; a record with no
+    turn at all is refused (it would be reported ingested and leave no memory)."""
     sample_id = record.get("sample_id")
     if not isinstance(sample_id, str):
         raise LocomoFormatError("sample_id: missing or not a string")
@@ -66,52 +71,74 @@ def conversation_from_record(record: dict) -> Conversation:
     if not isinstance(conv, dict):
         raise LocomoFormatError(f"{sample_id}.conversation: missing or not an object")
     speakers = [conv[k] for k in ("speaker_a", "speaker_b") if isinstance(conv.get(k), str)]
+    problems: list[str] = []
     sessions = []
     for key in conv:
         if m := _SESSION_KEY.match(key):
-            if not isinstance(conv[key], list):
-                raise LocomoFormatError(f"{sample_id}.{key}: expected a list of turns")
-            sessions.append((int(m.group(1)), key))
+            if isinstance(conv[key], list):
+                sessions.append((int(m.group(1)), key))
+            else:
+                problems.append(f"{sample_id}.{key}: expected a list of turns")
     sessions.sort()
     out = Conversation(sample_id=sample_id, speakers=speakers)
     first_at: dict[str, str] = {}  # dia_id -> where it first appears
     first_id: dict[str, str] = {}  # dia_id NFKC form -> the first dia_id with it (``ids.repeated_id``)
     for number, key in sessions:
-        date_key = f"{key}_date_time"
-        if date_key not in conv:
-            raise LocomoFormatError(f"{sample_id}.{date_key}: missing")
-        if not isinstance(conv[date_key], str):
-            raise LocomoFormatError(
-                f"{sample_id}.{date_key}: expected a string such as '1:56 pm on 8 May, 2023', "
-                f"got {type(conv[date_key]).__name__}"
-            )
-        when = parse_session_date(conv[date_key], f"{sample_id}.{date_key}")
+        try:
+            when = _session_date(conv, sample_id, key)
+        except LocomoFormatError as exc:
+            problems.extend(exc.problems)
+            when = None  # its turns are still checked
         for index, turn in enumerate(conv[key]):
             where = f"{sample_id}.{key}[{index}]"
-            if not isinstance(turn, dict):
-                raise LocomoFormatError(f"{where}: expected an object (a turn), got {type(turn).__name__}")
-            for name in ("dia_id", "speaker", "text"):
-                if not isinstance(turn.get(name), str):
-                    raise LocomoFormatError(f"{where}.{name}: missing or not a string")
-            if (earlier := repeated_id(first_id, turn["dia_id"])) is not None:
-                raise LocomoFormatError(
-                    f"{where}.dia_id: {turn['dia_id']!r} is also {first_at[earlier]}.dia_id"
-                    + repeated_id_note(turn["dia_id"], earlier)
-                )
+            if problem := _turn_problem(turn, where, first_id, first_at):
+                problems.append(problem)
+                continue
             first_at[turn["dia_id"]] = where
-            out.messages.append(
-                Message(
-                    message_id=turn["dia_id"],
-                    speaker=turn["speaker"],
-                    text=turn["text"],
-                    timestamp=when,
-                    session_id=str(number),
-                    image_caption=turn.get("blip_caption") or None,
+            if when is not None:
+                out.messages.append(
+                    Message(
+                        message_id=turn["dia_id"],
+                        speaker=turn["speaker"],
+                        text=turn["text"],
+                        timestamp=when,
+                        session_id=str(number),
+                        image_caption=turn.get("blip_caption") or None,
+                    )
                 )
-            )
+    if problems:
+        raise LocomoFormatError(*problems)
     if not out.messages:
         raise LocomoFormatError(f"{sample_id}.conversation: no sessions (no session_N list with a turn)")
     return out
+
+
+def _session_date(conv: dict, sample_id: str, key: str) -> datetime:
+    """The date of session ``key`` (``session_N``) from its ``session_N_date_time``; ``LocomoFormatError`` naming it."""
+    date_key = f"{key}_date_time"
+    if date_key not in conv:
+        raise LocomoFormatError(f"{sample_id}.{date_key}: missing")
+    if not isinstance(conv[date_key], str):
+        raise LocomoFormatError(
+            f"{sample_id}.{date_key}: expected a string such as '1:56 pm on 8 May, 2023', "
+            f"got {type(conv[date_key]).__name__}"
+        )
+    return parse_session_date(conv[date_key], f"{sample_id}.{date_key}")
+
+
+def _turn_problem(turn: object, where: str, first_id: dict[str, str], first_at: dict[str, str]) -> str | None:
+    """What is wrong with ``turn`` (at ``where``) as a LoCoMo turn, naming the field; None when nothing is.
+    ``first_id`` and ``first_at`` hold the dia_ids seen before it (``conversation_from_record``)."""
+    if not isinstance(turn, dict):
+        return f"{where}: expected an object (a turn), got {type(turn).__name__}"
+    for name in ("dia_id", "speaker", "text"):
+        if not isinstance(turn.get(name), str):
+            return f"{where}.{name}: missing or not a string"
+    if (earlier := repeated_id(first_id, turn["dia_id"])) is not None:
+        return f"{where}.dia_id: {turn['dia_id']!r} is also {first_at[earlier]}.dia_id" + repeated_id_note(
+            turn["dia_id"], earlier
+        )
+    return None
 
 
 #: The ingest's input fields (``check_input``) as LoCoMo names them.
@@ -146,7 +173,8 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
 
     Raises ``LocomoFormatError`` (no such file, bad JSON or shape: an entry that is no object or has no
     ``conversation`` or no string ``sample_id`` is named by its index; unknown or duplicate sample_id; a
-    conversation without a turn), before anything is ingested.
+    conversation without a turn), before anything is ingested; its ``problems`` hold every bad session and turn of
+    the conversations asked for.
     """
     file = Path(path)
     if not file.is_file():
@@ -183,4 +211,12 @@ def load_locomo(path: str | Path, conversations: list[str] | None = None) -> lis
     unknown = [c for c in wanted if c not in records]
     if unknown:
         raise LocomoFormatError(f"--conversation: unknown sample_id {unknown}; the file has {sorted(records)}")
-    return [conversation_from_record(records[c]) for c in wanted]
+    loaded, problems = [], []
+    for sample_id in wanted:
+        try:
+            loaded.append(conversation_from_record(records[sample_id]))
+        except LocomoFormatError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise LocomoFormatError(*problems)
+    return loaded
