@@ -291,6 +291,27 @@ def test_a_body_that_is_no_json_is_refused_saying_where(hostile, data, message):
     assert response.get_json()["message"] == f"the JSON body {message}"
 
 
+def test_a_json_body_is_parsed_once_and_the_route_reads_the_checked_value(hostile, hm_service, monkeypatch):
+    """The check's parse is the route's (``CheckedJsonParser``): one ``json.loads`` of the body per request, and what
+    is stored is the body's."""
+    client, headers, _ = hostile
+    loads, parsed = json.loads, []
+
+    def counting_loads(text, **kwargs):
+        parsed.append(loads(text, **kwargs))
+        return parsed[-1]
+
+    payload = body(msg(1, text="parsed once, stored as sent"))
+    monkeypatch.setattr(json, "loads", counting_loads)
+    response = client.post("/v1/memories/parsed-once/messages", headers=headers, data=json.dumps(payload).encode(),
+                           content_type="application/json")  # fmt: skip
+    monkeypatch.undo()
+    assert response.status_code == 200, response.get_json()
+    assert parsed == [payload]
+    rows = hm_service.store.run_cypher("MATCH (t:Turn {memory_id: $m}) RETURN t.text AS text", {"m": "parsed-once"})
+    assert [row["text"] for row in rows] == ["parsed once, stored as sent"]
+
+
 def test_both_bad_items_of_a_batch_are_reported(hostile):
     client, headers, _ = hostile
     response = client.post("/v1/memories/fresh-both/messages", headers=headers,

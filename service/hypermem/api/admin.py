@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 from marshmallow import RAISE
 
 from hypermem.api import auth
+from hypermem.api.limits import Blueprint
 from hypermem.api.schemas import AssignArgsSchema, AssignedSchema, KeyCreatedSchema, KeyRevokedSchema
 from hypermem.api.state import state
 from hypermem.records import keys, owners

@@ -3,11 +3,12 @@ person's timeline, the hyperedges around a node. Node ids (``conv-26/episode/3``
 
 from __future__ import annotations
 
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 from marshmallow import RAISE
 
 from hypermem import browse
 from hypermem.api import auth
+from hypermem.api.limits import Blueprint
 from hypermem.api.schemas import (
     EpisodeDetailSchema,
     EpisodeListArgsSchema,

@@ -8,6 +8,7 @@
   a misleading 422 "Missing data for required field".
 - A body that is not valid JSON, repeats a key within an object or holds NaN or Infinity gets 400 saying where
   (line, column), which key or which constant (``json_problem``), instead of webargs' bare "Invalid JSON body".
+  The value checked is the one the route reads (``Blueprint``'s ``CheckedJsonParser``): the body is parsed once.
 - A JSON body nested deeper than ``Settings.max_json_depth`` gets 400 naming ``json`` before the
   parser recurses into a ``RecursionError``; so does one holding a number of more than ``MAX_DIGITS``
   digits (Python refuses to convert it: a 500 otherwise), or starting with a UTF-8 byte-order mark.
@@ -23,11 +24,14 @@ from __future__ import annotations
 import json
 import re
 
+import flask_smorest
 import gunicorn.util
+import marshmallow as ma
 import numpy as np
-from flask import Flask, current_app, request
+from flask import Flask, Request, current_app, g, request
 from flask_smorest import abort
 from gunicorn.http.errors import ParseException
+from webargs.flaskparser import FlaskParser
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 MAX_DIGITS = 4300  # Python's int-from-text limit (sys.get_int_max_str_digits): a longer integer fails to parse
@@ -66,19 +70,41 @@ def _no_constant(name: str) -> object:
     raise _Constant(name)
 
 
-def json_problem(body: bytes) -> str | None:
-    """What makes ``body`` (UTF-8) no JSON a route should read, as the end of a sentence starting "the JSON body"
-    (``is not valid JSON: Expecting ',' delimiter at line 1, column 12 (char 11)``, ``repeats the key 'text'``,
-    ``holds NaN, which is not JSON``), or None when it is valid JSON with unique keys."""
+class JsonProblem(ValueError):
+    """Why a body is no JSON a route should read, as the end of a sentence starting "the JSON body"."""
+
+
+def parse_json(body: bytes) -> object:
+    """``body`` (UTF-8) parsed as JSON, refusing what ``json.loads`` would let through in silence.
+
+    Raises ``JsonProblem``: ``is not valid JSON: Expecting ',' delimiter at line 1, column 12 (char 11)``,
+    ``repeats the key 'text' in one object``, ``holds NaN, which is not JSON``."""
     try:
-        json.loads(body, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        return json.loads(body, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        return f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno} (char {exc.pos})"
+        raise JsonProblem(
+            f"is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno} (char {exc.pos})"
+        ) from None
     except _RepeatedKey as exc:
-        return f"repeats the key {exc.args[0]!r} in one object"
+        raise JsonProblem(f"repeats the key {exc.args[0]!r} in one object") from None
     except _Constant as exc:
-        return f"holds {exc.args[0]}, which is not JSON"
-    return None
+        raise JsonProblem(f"holds {exc.args[0]}, which is not JSON") from None
+
+
+class CheckedJsonParser(FlaskParser):
+    """webargs' Flask parser, reading the JSON body ``install``'s check parsed (``g.checked_json``) rather than
+    parsing it a second time; a request the check did not parse (no body, not JSON) loads as webargs does."""
+
+    def load_json(self, req: Request, schema: ma.Schema) -> object:
+        if "checked_json" in g:
+            return g.checked_json
+        return super().load_json(req, schema)
+
+
+class Blueprint(flask_smorest.Blueprint):
+    """A flask-smorest blueprint whose ``arguments`` read the checked JSON body (``CheckedJsonParser``)."""
+
+    ARGUMENTS_PARSER = CheckedJsonParser()
 
 
 def _reads(endpoint: str | None, location: str) -> bool:
@@ -148,9 +174,10 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
             if depth > max_depth:
                 abort(400, message="the JSON body is nested too deeply",
                       errors={"json": {"_body": [f"nested {depth} levels deep; the limit is {max_depth}"]}})  # fmt: skip
-            problem = json_problem(body)
-            if problem is not None:
-                abort(400, message=f"the JSON body {problem}", errors={"json": {"_body": [problem]}})
+            try:
+                g.checked_json = parse_json(body)
+            except JsonProblem as exc:
+                abort(400, message=f"the JSON body {exc}", errors={"json": {"_body": [str(exc)]}})
 
     @app.before_request
     def _check_unread_body():
@@ -165,7 +192,7 @@ def install(app: Flask, max_bytes: int, max_depth: int) -> None:
         body = request.get_data(cache=True)
         if not body.strip():
             return
-        parsed = request.get_json(silent=True) if request.is_json else None
+        parsed = g.get("checked_json")
         if parsed == {}:
             return
         hint = "; its settings are query parameters (?name=value)" if _reads(request.endpoint, "query") else ""

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from flask import url_for
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 
 from hypermem.api import auth
+from hypermem.api.limits import Blueprint
 from hypermem.api.schemas import (
     DeletedSchema,
     IngestRequestSchema,

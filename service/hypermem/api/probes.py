@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 
+from hypermem.api.limits import Blueprint
 from hypermem.api.schemas import HealthSchema, ReadySchema
 from hypermem.api.state import state
 
