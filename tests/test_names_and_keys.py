@@ -149,6 +149,23 @@ def test_ids_alike_to_the_eye_are_one_turn_one_session_and_a_resend_is_skipped(h
     assert hm_service.ingest_messages(memory, first).sessions_skipped == 1
 
 
+def test_a_session_interrupted_under_one_spelling_is_joined_by_a_lookalike_resend(hm_service):
+    """A session whose ingest stopped before its finished marker (its turns stored, no ``IngestState``) is still the
+    session a lookalike id names: "ｓ１" resent after "s1" was interrupted rebuilds "s1", not a second session."""
+    memory, when = "alike-unfinished", datetime(2024, 1, 1, 9)
+    hm_service.ingest_messages(memory, [Message("A1", "Ana", "I adopted a grey cat.", when, "s1")])
+    hm_service.store.run_cypher("MATCH (s:IngestState) WHERE s.memory_id = $m DETACH DELETE s", {"m": memory})
+    report = hm_service.ingest_messages(memory, [Message("B2", "Ana", "Her name is Pixel.", when, "\uff53\uff11")])
+    assert report.sessions_ingested == 1 and _turns(hm_service, memory) == [("A1", "s1"), ("B2", "s1")]
+    states = hm_service.store.run_cypher("MATCH (s:IngestState) WHERE s.memory_id = $m RETURN s.session AS session",
+                                         {"m": memory})  # fmt: skip
+    assert states == [{"session": "s1"}]
+    assert (
+        hm_service.ingest_messages(memory, [Message("A1", "Ana", "I adopted a grey cat.", when, "s1")]).sessions_skipped
+        == 1
+    )
+
+
 def test_a_decomposed_query_or_turn_is_searched_as_its_composed_form(hm_service):
     """NFD splits "cre\\u0302perie" into two words for BM25; turns are stored and queries searched in NFC, so the
     decomposed query finds what the composed one does, with the same scores, and a decomposed turn is stored NFC."""

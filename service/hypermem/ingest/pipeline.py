@@ -226,11 +226,13 @@ class Ingestor:
         """The sessions to rebuild: those of ``messages`` and the old sessions of moved messages, each with
         the turns it holds after this call; counts skipped sessions and edited messages into ``report``. A resent
         message keeps its stored spelling of its id ("Ａ１" resent as "A1" is the same turn, unchanged), and a session
-        id with the key of a finished session's is spelt as that one (``spelt_as_known``)."""
+        id with the key of a stored session's (a finished one first, then any a stored turn carries) is spelt as that
+        one (``spelt_as_known``)."""
         done = {row["session"]: row["hash"] for row in self.store.query("ingest/session_states", memory_id=memory_id)}
-        messages = spelt_as_known(messages, done)
+        before = self.store.query("ingest/stored_turns", memory_id=memory_id)[0]
+        messages = spelt_as_known(messages, [*done, *before["sessions"]])
         session_ids = list(dict.fromkeys(m.session_id for m in messages))
-        max_seq = self.store.query("ingest/max_seq", memory_id=memory_id)[0]["max_seq"]
+        max_seq = before["max_seq"]
         incoming = to_turns(memory_id, messages, first_seq=(max_seq if max_seq is not None else -1) + 1)
         stored = {
             row["id"]: row
