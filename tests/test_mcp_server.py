@@ -91,6 +91,8 @@ async def stdio_session(settings, tmp_path: Path, memory_id: str) -> dict:
         out["text_budget"] = error(await client.call_tool(
             "query_memory", {"memory_id": memory_id, "query": QUESTION, "turn_budget": "8"}))  # fmt: skip
         out["bool_limit"] = error(await client.call_tool("list_topics", {"memory_id": memory_id, "limit": True}))
+        out["over_page"] = error(await client.call_tool("list_topics", {"memory_id": memory_id, "limit": 501}))
+        out["full_page"] = data(await client.call_tool("list_topics", {"memory_id": memory_id, "limit": 500}))["topics"]
         out["text_offset"] = error(await client.call_tool("list_topics", {"memory_id": memory_id, "offset": "2"}))
         try:
             await client.read_resource("hypermem://memories/nope/topics")
@@ -139,6 +141,8 @@ def test_stdio_server_answers_with_explained_evidence(hm_service, hm_ingested, t
     assert "memory_id: must be 1-128 characters" in out["long_memory_id"] and len(out["long_memory_id"]) < 500
     assert out["text_budget"].endswith("turn_budget: Input should be a valid integer")  # strict, as the JSON API
     assert out["bool_limit"].endswith("limit: Input should be a valid integer")
+    assert out["over_page"].endswith("limit: Input should be less than or equal to 500")  # as HTTP's ?limit=501
+    assert out["full_page"] == browse.topics(hm_service.store, memory, limit=500)
     assert out["text_offset"].endswith("offset: Input should be a valid integer")
     assert out["no_resource"] == "no memory 'nope'"
 

@@ -16,6 +16,8 @@ from typing import Any
 from hypermem.store import GraphStore
 from hypermem.store.ids import normalise
 
+MAX_PAGE = 500  # the most items one page of a browse listing holds (HTTP ``limit`` and MCP ``list_topics`` alike)
+
 
 def topics(store: GraphStore, memory_id: str, *, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:
     """Topics with episode count and date span (``first``/``last``), most episodes first."""

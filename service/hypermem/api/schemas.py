@@ -23,6 +23,7 @@ from marshmallow import (
     validates_schema,
 )
 
+from hypermem import browse
 from hypermem.model import EARLIEST_YEAR, LATEST_YEAR
 from hypermem.retrieve.config import MAX_QUERY_CHARS, SEARCH_FIELDS, SearchField
 from hypermem.store.ids import repeated_id, repeated_id_note
@@ -387,7 +388,7 @@ class DeletedSchema(Schema):
 # --- browse ----------------------------------------------------------------------------------
 class PageArgsSchema(RequestSchema):
     offset = fields.Integer(load_default=0, validate=validate.Range(0, 1_000_000))
-    limit = fields.Integer(load_default=50, validate=validate.Range(1, 500))
+    limit = fields.Integer(load_default=50, validate=validate.Range(1, browse.MAX_PAGE))
 
 
 class EpisodeListArgsSchema(PageArgsSchema):
