@@ -188,6 +188,9 @@ REJECTED: list[tuple[str, str | None, str, object]] = [
         f"/v1/memories/{SEED}/hyperedges?node_id={SEED}/person/x%20",
     ),
     ("page limit not a number", "limit", "get", f"/v1/memories/{SEED}/topics?limit=abc"),
+    ("page limit with a plus sign", "limit", "get", f"/v1/memories/{SEED}/topics?limit=%2B5"),
+    ("page limit in fullwidth digits", "limit", "get", f"/v1/memories/{SEED}/topics?limit=%EF%BC%95"),
+    ("page offset with a space", "offset", "get", f"/v1/memories/{SEED}/episodes?offset=%201"),
 ]
 
 # --- accepted: legal but odd values, stored and read back -------------------------------------------------------

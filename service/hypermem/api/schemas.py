@@ -7,6 +7,7 @@ given, is dropped and the wall-clock time kept (the memory reasons in conversati
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -386,9 +387,21 @@ class DeletedSchema(Schema):
 
 
 # --- browse ----------------------------------------------------------------------------------
+class QueryInteger(fields.Integer):
+    """An integer query parameter in ASCII digits, optionally after "-" (``?limit=5``): Python's ``int`` would also
+    read ``+5``, `` 5``, ``５`` and ``٥``, which a client sends by mistake, not by intent."""
+
+    _DIGITS = re.compile(r"-?[0-9]+")
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and not self._DIGITS.fullmatch(value):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class PageArgsSchema(RequestSchema):
-    offset = fields.Integer(load_default=0, validate=validate.Range(0, 1_000_000))
-    limit = fields.Integer(load_default=50, validate=validate.Range(1, browse.MAX_PAGE))
+    offset = QueryInteger(load_default=0, validate=validate.Range(0, 1_000_000))
+    limit = QueryInteger(load_default=50, validate=validate.Range(1, browse.MAX_PAGE))
 
 
 class EpisodeListArgsSchema(PageArgsSchema):
