@@ -17,6 +17,7 @@ from hypermem.store import GraphStore
 from hypermem.store.ids import normalise
 
 MAX_PAGE = 500  # the most items one page of a browse listing holds (HTTP ``limit`` and MCP ``list_topics`` alike)
+MAX_OFFSET = 1_000_000  # the most items a page may skip (HTTP ``offset`` and MCP ``list_topics`` alike)
 
 
 def topics(store: GraphStore, memory_id: str, *, offset: int = 0, limit: int = 50) -> list[dict[str, Any]]:

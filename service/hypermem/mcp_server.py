@@ -457,7 +457,7 @@ class HypermemTools:
     def list_topics(
         self,
         memory_id: Annotated[str, Field(description="The memory to browse.")],
-        offset: Annotated[int, Field(ge=0, le=1_000_000, strict=True, description="Topics to skip.")] = 0,
+        offset: Annotated[int, Field(ge=0, le=browse.MAX_OFFSET, strict=True, description="Topics to skip.")] = 0,
         limit: Annotated[int, Field(ge=1, le=browse.MAX_PAGE, strict=True, description="Most topics to return.")] = 20,
     ) -> dict[str, Any]:
         """A memory's topics (HyperMem top layer), most episodes first, with episode count and date span."""

@@ -7,7 +7,7 @@
   ``application/json`` for any other Content-Type (form data, ``text/plain``, none), instead of
   a misleading 422 "Missing data for required field".
 - A body that is not valid JSON, repeats a key within an object or holds NaN or Infinity gets 400 saying where
-  (line, column), which key or which constant (``json_problem``), instead of webargs' bare "Invalid JSON body".
+  (line, column), which key or which constant (``parse_json``), instead of webargs' bare "Invalid JSON body".
   The value checked is the one the route reads (``Blueprint``'s ``CheckedJsonParser``): the body is parsed once.
 - A JSON body nested deeper than ``Settings.max_json_depth`` gets 400 naming ``json`` before the
   parser recurses into a ``RecursionError``; so does one holding a number of more than ``MAX_DIGITS``

@@ -400,7 +400,7 @@ class QueryInteger(fields.Integer):
 
 
 class PageArgsSchema(RequestSchema):
-    offset = QueryInteger(load_default=0, validate=validate.Range(0, 1_000_000))
+    offset = QueryInteger(load_default=0, validate=validate.Range(0, browse.MAX_OFFSET))
     limit = QueryInteger(load_default=50, validate=validate.Range(1, browse.MAX_PAGE))
 
 
